@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Lodestar",
+    products: [
+        .library(name: "Lodestar", targets: ["Lodestar"]),
+        .library(name: "GPSModel", targets: ["GPSModel"]),
+        .library(name: "GPSD", targets: ["GPSD"]),
+        .executable(name: "lodestar", targets: ["lodestar"]),
+    ],
+    targets: [
+        // The only C in the package: libgps through one shim header of static inline functions.
+        .systemLibrary(
+            name: "CGPS",
+            path: "Sources/CGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
+        .target(name: "GPSModel"),
+        .target(name: "GPSD", dependencies: ["CGPS", "GPSModel"]),
+        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD"]),
+        .target(name: "LodestarCLI", dependencies: ["Lodestar", "GPSModel", "GPSD"]),
+        .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
+        .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
+        .testTarget(
+            name: "LodestarTests",
+            dependencies: ["Lodestar", "LodestarCLI", "GPSD", "GPSModel"],
+            resources: []
+        ),
+        .testTarget(name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,274 @@
+import GPSModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the live source tells its consumer.
+public enum LiveEvent: Sendable, Equatable {
+    /// Connected and watching (after gpsd echoed the `?WATCH`): the first time only.
+    case watching(host: String, port: String, version: GPSDVersion?)
+    /// One fix per epoch (see `EpochCollapser`).
+    case fix(Fix)
+    /// Any other report (SKY, GST, VERSION, ERROR, …).
+    case report(Report)
+    case deviceActivated(DeviceInfo)
+    case deviceClosed(path: String)
+    /// gpsd went away, or the watched device closed. The source keeps trying.
+    case receiverLost(reason: String)
+    /// Watching again after `receiverLost`.
+    case receiverBack
+}
+
+/// How long to wait between reconnection attempts: doubling from `initial`, never longer than `maximum`.
+public struct ReconnectBackoff: Sendable, Equatable {
+    public var initial: Double
+    public var maximum: Double
+
+    /// Short enough that fixes after a gpsd restart are not lost for long, long enough that a Pi Zero with
+    /// gpsd gone for hours spends nothing noticeable on attempts.
+    public static let standard = ReconnectBackoff(initial: 0.1, maximum: 2)
+
+    public init(initial: Double, maximum: Double) {
+        self.initial = initial
+        self.maximum = maximum
+    }
+
+    public func delay(afterFailures failures: Int) -> Double {
+        guard failures > 0 else { return initial }
+        var delay = initial
+        for _ in 0..<min(failures, 62) where delay < maximum { delay *= 2 }
+        return min(delay, maximum)
+    }
+}
+
+/// Reads gpsd on its own thread (or the caller's, with `run`) and turns its stream into `LiveEvent`s:
+/// reconnects when gpsd goes away, notices devices closing and appearing, and collapses each epoch's TPVs.
+public final class LiveReportSource: Sendable {
+    public let host: String
+    public let port: String
+    public let device: String?
+    public let backoff: ReconnectBackoff
+
+    public init(
+        host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil,
+        backoff: ReconnectBackoff = .standard
+    ) {
+        self.host = host
+        self.port = port
+        self.device = device
+        self.backoff = backoff
+    }
+
+    /// How often the read loop looks at `shouldStop` while gpsd is quiet, and while an epoch is pending.
+    static let pollMicroseconds: Int32 = 200_000
+    static let pendingPollMicroseconds: Int32 = 50_000
+
+    /// Runs on the calling thread until `shouldStop` returns true (checked at least every 0.2 s and after
+    /// each event). The first connection's failure is thrown (gpsd is not there at all); after that, losses
+    /// become `receiverLost` events and the source reconnects.
+    public func run(shouldStop: () -> Bool, onEvent: (LiveEvent) -> Void) throws(GPSDError) {
+        var state = StreamState(watchedDevice: device)
+        var session: GPSDSession? = try connect()
+        var failures = 0
+        while !shouldStop() {
+            guard let current = session else {
+                if sleep(seconds: backoff.delay(afterFailures: failures), shouldStop: shouldStop) { break }
+                if let reopened = try? connect() {
+                    session = reopened
+                    failures = 0
+                } else {
+                    failures += 1
+                }
+                continue
+            }
+            do {
+                let timeout = state.hasPendingEpoch ? Self.pendingPollMicroseconds : Self.pollMicroseconds
+                switch try current.read(timeoutMicroseconds: timeout) {
+                case .timeout:
+                    break
+                case .report(let report):
+                    for event in state.events(for: report, host: host, port: port, now: monotonicNow()) {
+                        onEvent(event)
+                    }
+                }
+                for event in state.quietEpochs(now: monotonicNow()) { onEvent(event) }
+            } catch {
+                current.close()
+                session = nil
+                failures = 0
+                for event in state.connectionLost(error.description) { onEvent(event) }
+            }
+        }
+        for event in state.finish() { onEvent(event) }
+        session?.close()
+    }
+
+    /// The events as an `AsyncSequence`, read on a dedicated thread. Ending the iteration (or cancelling the
+    /// task) stops the thread and closes the connection; a failure of the first connection ends the stream
+    /// with that error.
+    public func events() -> AsyncThrowingStream<LiveEvent, Error> {
+        let (stream, continuation) = AsyncThrowingStream<LiveEvent, Error>.makeStream()
+        let stop = StopFlag()
+        continuation.onTermination = { _ in stop.set() }
+        let started = DetachedThread.start { [self] in
+            do throws(GPSDError) {
+                try run(shouldStop: { stop.isSet }) { event in continuation.yield(event) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        if !started {
+            continuation.finish(throwing: GPSDError.connectionLost(errno: EAGAIN))
+        }
+        return stream
+    }
+
+    private func connect() throws(GPSDError) -> GPSDSession {
+        let session = try GPSDSession(host: host, port: port)
+        try session.watch(device: device)
+        return session
+    }
+
+    /// Sleeps in slices so a stop request is seen promptly; returns true when asked to stop.
+    private func sleep(seconds: Double, shouldStop: () -> Bool) -> Bool {
+        var remaining = seconds
+        while remaining > 0 {
+            if shouldStop() { return true }
+            let slice = min(remaining, 0.1)
+            usleep(UInt32(slice * 1_000_000))
+            remaining -= slice
+        }
+        return shouldStop()
+    }
+}
+
+/// What the source remembers between reports: which devices are active, whether it has been connected
+/// before, whether it has announced a loss. Pure, so the rules are tested without gpsd.
+struct StreamState {
+    let watchedDevice: String?
+    private(set) var activeDevices: Set<String> = []
+    private var version: GPSDVersion?
+    private var hasWatched = false
+    private var lost = false
+    private var collapser = EpochCollapser()
+
+    init(watchedDevice: String?) {
+        self.watchedDevice = watchedDevice
+    }
+
+    private func concerns(_ path: String) -> Bool {
+        watchedDevice == nil || watchedDevice == path
+    }
+
+    var hasPendingEpoch: Bool { collapser.hasPending }
+
+    mutating func quietEpochs(now: Double) -> [LiveEvent] {
+        collapser.flushQuiet(now: now).map { .fix($0) }
+    }
+
+    /// The source is stopping: what is still pending.
+    mutating func finish() -> [LiveEvent] {
+        collapser.flush().map { .fix($0) }
+    }
+
+    mutating func events(for report: Report, host: String, port: String, now: Double) -> [LiveEvent] {
+        switch report {
+        case .fix(let fix):
+            return collapser.add(fix, now: now).map { .fix($0) }
+        case .version(let version):
+            self.version = version
+            return [.report(report)]
+        case .watch(let enabled):
+            guard enabled else { return [.report(report)] }
+            if !hasWatched {
+                hasWatched = true
+                return [.watching(host: host, port: port, version: version)]
+            }
+            if lost {
+                lost = false
+                return [.receiverBack]
+            }
+            return []
+        case .devices(let devices):
+            var events: [LiveEvent] = [.report(report)]
+            for device in devices where device.isActive && concerns(device.path) {
+                if activeDevices.insert(device.path).inserted { events.append(.deviceActivated(device)) }
+            }
+            return events
+        case .device(let device):
+            guard concerns(device.path) else { return [.report(report)] }
+            if device.isActive {
+                let isNew = activeDevices.insert(device.path).inserted
+                var events: [LiveEvent] = [isNew ? .deviceActivated(device) : .report(report)]
+                if isNew, lost, hasWatched {
+                    lost = false
+                    events.append(.receiverBack)
+                }
+                return events
+            }
+            var events: [LiveEvent] = collapser.flush(device: device.path).map { .fix($0) }
+            guard activeDevices.remove(device.path) != nil else { return events + [.report(report)] }
+            events.append(.deviceClosed(path: device.path))
+            if activeDevices.isEmpty, !lost {
+                lost = true
+                events.append(.receiverLost(reason: "\(device.path) closed"))
+            }
+            return events
+        default:
+            return [.report(report)]
+        }
+    }
+
+    /// The connection to gpsd broke: the pending epochs, then the loss unless one is already outstanding.
+    mutating func connectionLost(_ reason: String) -> [LiveEvent] {
+        var events: [LiveEvent] = collapser.flush().map { .fix($0) }
+        activeDevices.removeAll()
+        // A loss before the first WATCH echo still counts once we have been connected.
+        hasWatched = true
+        guard !lost else { return events }
+        lost = true
+        events.append(.receiverLost(reason: reason))
+        return events
+    }
+}
+
+func monotonicNow() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// A one-way flag shared between the consumer and the reader thread.
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
+/// A detached POSIX thread: libgps sessions block in `select`, which must not tie up Swift's cooperative pool.
+public enum DetachedThread {
+    private final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            let box = Unmanaged<Box>.fromOpaque(argument).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
+        if status != 0 {
+            Unmanaged<Box>.fromOpaque(box).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+}

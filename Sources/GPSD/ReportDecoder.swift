@@ -1,0 +1,176 @@
+import CGPS
+import GPSModel
+
+/// Turns libgps's `gps_data_t` after one line into a typed `Report`.
+///
+/// One decoder for live and replay: a live `GPSDSession` fills its `gps_data_t` with `gps_read`, a replay fills
+/// this decoder's own with `gps_unpack`; both end in `ReportDecoder.report(from:line:)`.
+public final class ReportDecoder {
+    private let data: UnsafeMutablePointer<gps_data_t>
+    private var buffer: [CChar] = []
+
+    public init() {
+        data = .allocate(capacity: 1)
+        data.initialize(to: gps_data_t())
+    }
+
+    deinit {
+        data.deinitialize(count: 1)
+        data.deallocate()
+    }
+
+    /// Decodes one recorded gpsd JSON line (as `gpspipe -w` prints it, or a capture's `gpsd` object).
+    public func decode(line: String) throws(GPSDError) -> Report {
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: line.utf8CString)
+        // libgps keeps fields of earlier reports; start from a clean slate so nothing leaks between lines.
+        data.pointee.set = 0
+        let status = buffer.withUnsafeMutableBufferPointer { chars -> Int32 in
+            guard let base = chars.baseAddress else { return -1 }
+            return cgps_unpack(base, data)
+        }
+        let result = buffer.withUnsafeBufferPointer { chars in
+            // Drop the trailing NUL that utf8CString adds.
+            Self.report(from: data, line: UnsafeBufferPointer(rebasing: chars.dropLast()))
+        }
+        guard let report = result else { throw .malformedReport(line: line) }
+        if status != 0 {
+            // The one line libgps rejects that is still a valid report: a closed device (`"activated":0`).
+            guard case .device(let device) = report, !device.isActive else { throw .malformedReport(line: line) }
+        }
+        return report
+    }
+
+    /// The report for the line libgps just parsed into `data`. `line` is that line's text (no NUL needed):
+    /// the class name and the `"activated":0` that libgps cannot parse are read from it. Nil when the line
+    /// has no class.
+    static func report(from data: UnsafePointer<gps_data_t>, line: UnsafeBufferPointer<CChar>) -> Report? {
+        guard let className = JSONPeek.className(in: line) else { return nil }
+        let set = data.pointee.set
+        switch className {
+        case "TPV":
+            return .fix(fix(from: data, set: set))
+        case "SKY":
+            return .sky(sky(from: data))
+        case "GST":
+            return .gst(gst(from: data))
+        case "DEVICE":
+            return .device(device(from: data, set: set, line: line))
+        case "DEVICES":
+            return .devices(devices(from: data))
+        case "VERSION":
+            return .version(
+                GPSDVersion(
+                    release: String(cString: cgps_version_release(data)),
+                    protocolMajor: Int(cgps_version_proto_major(data)),
+                    protocolMinor: Int(cgps_version_proto_minor(data))))
+        case "WATCH":
+            return .watch(enabled: data.pointee.policy.watcher)
+        case "ERROR":
+            return .error(message: String(cString: cgps_error_message(data)))
+        default:
+            return .other(className: className)
+        }
+    }
+
+    private static func fix(from data: UnsafePointer<gps_data_t>, set: gps_mask_t) -> Fix {
+        let raw = data.pointee.fix
+        let seconds = cgps_fix_time_seconds(data)
+        let nanoseconds = cgps_fix_time_nanoseconds(data)
+        let time = (seconds == 0 && nanoseconds == 0) ? nil
+            : UTCTime(seconds: Int64(seconds), nanoseconds: Int32(nanoseconds))
+        let device = String(cString: cgps_device_path(data))
+        return Fix(
+            device: device.isEmpty ? nil : device,
+            mode: FixMode(rawValue: Int(raw.mode)) ?? .notSeen,
+            status: raw.status >= 2 ? Int(raw.status) : nil,
+            time: time,
+            latitude: finite(raw.latitude), longitude: finite(raw.longitude),
+            altitudeMSL: finite(raw.altMSL), altitudeHAE: finite(raw.altHAE),
+            epx: finite(raw.epx), epy: finite(raw.epy), eph: finite(raw.eph), epv: finite(raw.epv),
+            speed: finite(raw.speed), eps: finite(raw.eps),
+            track: finite(raw.track), epd: finite(raw.epd), climb: finite(raw.climb))
+    }
+
+    private static func sky(from data: UnsafePointer<gps_data_t>) -> SkyView {
+        let visible = max(0, min(Int(cgps_satellites_visible(data)), Int(cgps_max_channels())))
+        var satellites: [Satellite] = []
+        satellites.reserveCapacity(visible)
+        for index in 0..<visible {
+            guard let satellite = cgps_satellite(data, Int32(index))?.pointee, satellite.PRN != 0 else { continue }
+            satellites.append(
+                Satellite(
+                    prn: Int(satellite.PRN), elevation: finite(satellite.elevation),
+                    azimuth: finite(satellite.azimuth), signalStrength: finite(satellite.ss),
+                    used: satellite.used))
+        }
+        let dop = data.pointee.dop
+        let time = timespecTime(data.pointee.skyview_time)
+        let device = String(cString: cgps_device_path(data))
+        return SkyView(
+            device: device.isEmpty ? nil : device, time: time, hdop: finite(dop.hdop), vdop: finite(dop.vdop),
+            pdop: finite(dop.pdop), satellites: satellites)
+    }
+
+    private static func gst(from data: UnsafePointer<gps_data_t>) -> GST {
+        let raw = cgps_gst(data)
+        let device = String(cString: cgps_device_path(data))
+        return GST(
+            device: device.isEmpty ? nil : device, time: timespecTime(raw.utctime),
+            rms: finite(raw.rms_deviation), major: finite(raw.smajor_deviation),
+            minor: finite(raw.sminor_deviation), orientation: finite(raw.smajor_orientation),
+            latitudeError: finite(raw.lat_err_deviation), longitudeError: finite(raw.lon_err_deviation),
+            altitudeError: finite(raw.alt_err_deviation))
+    }
+
+    private static func device(
+        from data: UnsafePointer<gps_data_t>, set: gps_mask_t, line: UnsafeBufferPointer<CChar>
+    ) -> DeviceInfo {
+        // libgps 3.22 (and later) cannot parse gpsd's integer `"activated":0` for a closed device: it sets
+        // only PACKET_SET and leaves the previous device in `dev`. Read that case from the text.
+        if set & UInt64(DEVICE_SET) == 0 || JSONPeek.contains(#""activated":0"#, in: line) {
+            return DeviceInfo(path: JSONPeek.stringValue(of: "path", in: line) ?? "", activated: nil)
+        }
+        let activated = cgps_device_activated_seconds(data)
+        let driver = String(cString: cgps_device_driver(data))
+        let subtype = String(cString: cgps_device_subtype(data))
+        return DeviceInfo(
+            path: String(cString: cgps_device_path(data)),
+            driver: driver.isEmpty ? nil : driver,
+            subtype: subtype.isEmpty ? nil : subtype,
+            activated: activated > 0 ? UTCTime(seconds: Int64(activated)) : nil)
+    }
+
+    private static func devices(from data: UnsafePointer<gps_data_t>) -> [DeviceInfo] {
+        let count = Int(data.pointee.devices.ndevices)
+        return withUnsafeBytes(of: data.pointee.devices.list) { raw in
+            let list = raw.bindMemory(to: devconfig_t.self)
+            return (0..<min(count, list.count)).map { index in
+                let entry = list[index]
+                let path = tupleString(entry.path)
+                let driver = tupleString(entry.driver)
+                let subtype = tupleString(entry.subtype)
+                return DeviceInfo(
+                    path: path, driver: driver.isEmpty ? nil : driver, subtype: subtype.isEmpty ? nil : subtype,
+                    activated: entry.activated.tv_sec > 0 ? UTCTime(seconds: Int64(entry.activated.tv_sec)) : nil)
+            }
+        }
+    }
+}
+
+@inline(__always)
+func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+
+private func timespecTime(_ time: timespec) -> UTCTime? {
+    (time.tv_sec == 0 && time.tv_nsec == 0) ? nil
+        : UTCTime(seconds: Int64(time.tv_sec), nanoseconds: Int32(time.tv_nsec))
+}
+
+/// A NUL-terminated C string stored in a fixed-size C array (imported as a tuple of any arity).
+private func tupleString<T>(_ tuple: T) -> String {
+    withUnsafeBytes(of: tuple) { raw in
+        let bytes = raw.bindMemory(to: UInt8.self)
+        let end = bytes.firstIndex(of: 0) ?? bytes.count
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+    }
+}

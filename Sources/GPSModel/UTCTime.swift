@@ -1,0 +1,71 @@
+/// A receiver UTC instant: whole seconds since the Unix epoch plus nanoseconds, as gpsd's `timespec`.
+///
+/// Kept as integers (not a `Double`) so timestamps compare exactly: gpsd sends several reports per epoch
+/// and the driver collapses them by equal time.
+public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var seconds: Int64
+    public var nanoseconds: Int32
+
+    public init(seconds: Int64, nanoseconds: Int32 = 0) {
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+
+    public static func < (lhs: UTCTime, rhs: UTCTime) -> Bool {
+        (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
+    }
+
+    /// Seconds from `other` to `self`.
+    public func interval(since other: UTCTime) -> Double {
+        Double(seconds - other.seconds) + Double(nanoseconds - other.nanoseconds) / 1e9
+    }
+
+    /// ISO 8601 in UTC with milliseconds, the form gpsd itself writes: `2026-11-30T03:22:00.000Z`.
+    public var iso8601: String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = UTCTime.civilDate(daysSinceEpoch: days)
+        let milliseconds = Int(nanoseconds / 1_000_000)
+        var text = ""
+        text.reserveCapacity(24)
+        UTCTime.append(year, width: 4, to: &text)
+        text += "-"
+        UTCTime.append(month, width: 2, to: &text)
+        text += "-"
+        UTCTime.append(day, width: 2, to: &text)
+        text += "T"
+        UTCTime.append(Int(secondOfDay / 3600), width: 2, to: &text)
+        text += ":"
+        UTCTime.append(Int(secondOfDay % 3600 / 60), width: 2, to: &text)
+        text += ":"
+        UTCTime.append(Int(secondOfDay % 60), width: 2, to: &text)
+        text += "."
+        UTCTime.append(milliseconds, width: 3, to: &text)
+        text += "Z"
+        return text
+    }
+
+    public var description: String { iso8601 }
+
+    /// Howard Hinnant's days-to-civil algorithm: proleptic Gregorian, exact for every Int64 day count we meet.
+    static func civilDate(daysSinceEpoch: Int64) -> (year: Int, month: Int, day: Int) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day))
+    }
+
+    private static func append(_ value: Int, width: Int, to text: inout String) {
+        let digits = String(value)
+        if digits.count < width {
+            text += String(repeating: "0", count: width - digits.count)
+        }
+        text += digits
+    }
+}

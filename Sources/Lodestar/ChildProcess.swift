@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn`, its output sent to files. The runtime's only way to run
+/// another program (gpsd for the demo and the tests).
+public final class ChildProcess: @unchecked Sendable {
+    public let executable: String
+    public let arguments: [String]
+    public let processID: pid_t
+    private var exitStatus: Int32?
+
+    /// Starts `executable` with `arguments`. `environment` adds to (and overrides) this process's own.
+    public init(
+        executable: String, arguments: [String], environment: [String: String] = [:],
+        standardOutput: String? = nil, standardError: String? = nil
+    ) throws(SystemError) {
+        self.executable = executable
+        self.arguments = arguments
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let outputFlags = O_WRONLY | O_CREAT | O_TRUNC
+        posix_spawn_file_actions_addopen(&actions, 1, standardOutput ?? "/dev/null", outputFlags, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, standardError ?? "/dev/null", outputFlags, 0o644)
+
+        var merged: [String: String] = [:]
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                merged[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            cursor += 1
+        }
+        for (key, value) in environment { merged[key] = value }
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard status == 0 else { throw SystemError("posix_spawn", executable, code: status) }
+        processID = pid
+    }
+
+    deinit {
+        if exitStatus == nil {
+            kill(processID, SIGKILL)
+            _ = waitForExit(timeout: 2)
+        }
+    }
+
+    public func signal(_ signal: Int32) {
+        guard exitStatus == nil else { return }
+        kill(processID, signal)
+    }
+
+    /// Reaps the child if it has exited; its raw wait status.
+    public func poll() -> Int32? {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        if waitpid(processID, &status, WNOHANG) == processID {
+            exitStatus = status
+        }
+        return exitStatus
+    }
+
+    public var isRunning: Bool { poll() == nil }
+
+    /// Waits up to `timeout` seconds; the raw wait status, or nil if it is still running.
+    @discardableResult
+    public func waitForExit(timeout: Double) -> Int32? {
+        let deadline = monotonicSeconds() + timeout
+        while true {
+            if let status = poll() { return status }
+            if monotonicSeconds() >= deadline { return nil }
+            sleepSeconds(0.01)
+        }
+    }
+
+    /// SIGTERM, then SIGKILL if it has not gone within `grace` seconds.
+    public func terminate(grace: Double = 3) {
+        signal(SIGTERM)
+        if waitForExit(timeout: grace) == nil {
+            signal(SIGKILL)
+            waitForExit(timeout: grace)
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import GPSD
+import GPSModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A gpsd of our own: started on a free loopback port with no device, a control socket and a shared-memory
+/// key of its own, so it never meets the system's gpsd or another test's. Used by `lodestar demo` and by the
+/// gpsd-in-the-loop tests (DESIGN.md §5).
+public final class PrivateGPSD: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// `-b`: gpsd never writes to devices (no probes, no power commands reach the receiver).
+        public var readOnly = false
+        /// `-p`: gpsd does not reconfigure receivers (no switch of a u-blox to binary).
+        public var passive = false
+        /// Fixed speed and framing (`-s`, `-f 8N1`): no autobaud hunt, so data is read from the first byte.
+        public var speed = 38_400
+        /// A port to use instead of a free one (to restart gpsd where clients expect it).
+        public var port: UInt16?
+        public var debugLevel = 1
+
+        public init() {}
+    }
+
+    public let port: UInt16
+    public let controlSocketPath: String
+    public let logPath: String
+    public let sharedMemoryKey: Int32
+    private let folder: String
+    private let process: ChildProcess
+
+    /// The failures a private gpsd can meet, in words that say what to do.
+    public enum StartError: Error, CustomStringConvertible {
+        case gpsdNotInstalled
+        case system(SystemError)
+        case didNotStart(reason: String, log: String)
+        case controlCommandFailed(command: String, reply: String)
+        case deviceNotActivated(path: String, log: String)
+
+        public var description: String {
+            switch self {
+            case .gpsdNotInstalled:
+                return "gpsd is not installed (Debian: sudo apt-get install gpsd gpsd-clients)"
+            case .system(let error):
+                return error.description
+            case .didNotStart(let reason, let log):
+                return "private gpsd did not start: \(reason)\n\(log)"
+            case .controlCommandFailed(let command, let reply):
+                return "gpsd refused control command \(command): \(reply)"
+            case .deviceNotActivated(let path, let log):
+                return "gpsd did not activate \(path)\n\(log)"
+            }
+        }
+    }
+
+    public init(options: Options = Options()) throws(StartError) {
+        guard let gpsd = findExecutable("gpsd") else { throw .gpsdNotInstalled }
+        var template = Array("/tmp/lodestar-gpsd-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw .system(SystemError("mkdtemp", "/tmp/lodestar-gpsd-XXXXXX"))
+        }
+        folder = String(cString: made)
+        // gpsd gives up root after start; its log and socket stay in a folder it can still reach.
+        chmod(folder, 0o755)
+        controlSocketPath = folder + "/control.sock"
+        logPath = folder + "/gpsd.log"
+        do throws(SystemError) {
+            if let fixed = options.port { port = fixed } else { port = try freeLoopbackPort() }
+        } catch {
+            rmdir(folder)
+            throw .system(error)
+        }
+        // gpsd exports fixes to a SysV segment whose key would collide between instances; one per port.
+        sharedMemoryKey = Int32(bitPattern: 0x4C53_0000 | UInt32(port))
+        var arguments = ["-N", "-n", "-S", String(port), "-F", controlSocketPath, "-s", String(options.speed),
+                         "-f", "8N1", "-D", String(options.debugLevel)]
+        if options.readOnly { arguments.append("-b") }
+        if options.passive { arguments.append("-p") }
+        do {
+            process = try ChildProcess(
+                executable: gpsd, arguments: arguments,
+                environment: ["GPSD_SHM_KEY": "0x" + String(UInt32(bitPattern: sharedMemoryKey), radix: 16)],
+                standardError: logPath)
+        } catch {
+            rmdir(folder)
+            throw .system(error)
+        }
+        let deadline = monotonicSeconds() + 10
+        while access(controlSocketPath, F_OK) != 0 || !canConnect(port: port) {
+            if !process.isRunning || monotonicSeconds() > deadline {
+                let log = self.log
+                stop()
+                throw .didNotStart(reason: "no control socket or port \(port) after 10 s", log: log)
+            }
+            sleepSeconds(0.02)
+        }
+    }
+
+    deinit { stop() }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// gpsd's own log (debug level from the options).
+    public var log: String {
+        readFile(logPath).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    /// Stops gpsd and removes its socket, log folder and shared-memory segment. Safe to call twice.
+    public func stop() {
+        process.terminate()
+        unlink(controlSocketPath)
+        unlink(logPath)
+        rmdir(folder)
+        let segment = shmget(sharedMemoryKey, 0, 0)
+        if segment >= 0 { shmctl(segment, IPC_RMID, nil) }
+    }
+
+    /// Kills gpsd without letting it clean up, as a crash or `kill -9` would.
+    public func kill() {
+        process.signal(SIGKILL)
+        process.waitForExit(timeout: 5)
+    }
+
+    /// Adds a device through the control socket (`+PATH`).
+    public func addDevice(_ path: String) throws(StartError) {
+        try control("+" + path)
+    }
+
+    /// Removes a device through the control socket (`-PATH`): gpsd closes it and tells its watchers.
+    public func removeDevice(_ path: String) throws(StartError) {
+        try control("-" + path)
+    }
+
+    /// Adds `path` and waits until gpsd reports it activated, then a little longer: gpsd flushes the tty
+    /// right after opening it, so bytes written too early are lost (gpsd.md §2.5).
+    public func addDeviceAndWait(_ path: String, timeout: Double = 10, settle: Double = 0.3) throws(StartError) {
+        let watcher: GPSDSession
+        do {
+            watcher = try GPSDSession(host: "127.0.0.1", port: String(port))
+            try watcher.watch()
+        } catch {
+            throw .didNotStart(reason: error.description, log: log)
+        }
+        try addDevice(path)
+        let deadline = monotonicSeconds() + timeout
+        while monotonicSeconds() < deadline {
+            guard case .report(let report)? = try? watcher.read(timeoutMicroseconds: 100_000) else { continue }
+            switch report {
+            case .device(let device) where device.path == path && device.isActive:
+                sleepSeconds(settle)
+                return
+            case .devices(let devices) where devices.contains(where: { $0.path == path && $0.isActive }):
+                sleepSeconds(settle)
+                return
+            default:
+                continue
+            }
+        }
+        throw .deviceNotActivated(path: path, log: log)
+    }
+
+    /// Sends one control-socket command; gpsd 3.22 answers `OK`, 3.23+ `{"class":"ACK"}`.
+    private func control(_ command: String) throws(StartError) {
+        let reply: String
+        do {
+            reply = try controlSocketExchange(path: controlSocketPath, command: command + "\n")
+        } catch {
+            throw .system(error)
+        }
+        guard reply.hasPrefix("OK") || reply.contains("\"ACK\"") else {
+            throw .controlCommandFailed(command: command, reply: reply)
+        }
+    }
+}
+
+/// A port the kernel says is free on 127.0.0.1 now (bind to 0, read it back, close).
+func freeLoopbackPort() throws(SystemError) -> UInt16 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard bound == 0 else { throw SystemError("bind", "127.0.0.1:0") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    guard named == 0 else { throw SystemError("getsockname", "127.0.0.1") }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+func canConnect(port: UInt16) -> Bool {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    address.sin_port = port.bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
+
+/// One command on a gpsd control socket and its one-line reply.
+func controlSocketExchange(path: String, command: String, timeout: Double = 5) throws(SystemError) -> String {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw SystemError("socket", "AF_UNIX") }
+    defer { close(descriptor) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let pathBytes = Array(path.utf8)
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    guard pathBytes.count < capacity else { throw SystemError("connect", path, code: ENAMETOOLONG) }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.copyBytes(from: pathBytes)
+        raw[pathBytes.count] = 0
+    }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard connected == 0 else { throw SystemError("connect", path) }
+    let sent = Array(command.utf8).withUnsafeBytes { writeAll(descriptor, $0) }
+    guard sent else { throw SystemError("write", path) }
+    var reply: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 512)
+    let deadline = monotonicSeconds() + timeout
+    while !reply.contains(0x0A), monotonicSeconds() < deadline {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 100) > 0 else { continue }
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count <= 0 { break }
+        reply.append(contentsOf: chunk[0..<count])
+    }
+    return String(decoding: reply, as: UTF8.self).trimmingTrailingNewlines()
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var text = Substring(self)
+        while let last = text.last, last == "\n" || last == "\r" { text = text.dropLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,133 @@
+import GPSD
+import GPSModel
+import Lodestar
+import Synchronization
+
+/// `lodestar demo`: Lodestar working without a receiver. Starts a private gpsd on a free port with a pty as
+/// its device, replays a real capture into the pty at the capture's own pace (sped up), and runs `watch`
+/// against that gpsd. When the system gpsd already has a receiver, watches that instead.
+enum DemoCommand {
+    static let usage = """
+        USAGE: lodestar demo [--capture <file>] [--speed <factor>] [--format jsonl|text] [--count <n>]
+                             [--duration <seconds>]
+
+        Without --capture, first looks for a receiver on the system gpsd (localhost:2947) and watches it.
+        Otherwise starts a private gpsd (a free port, a pty as its device), replays a real receiver capture
+        into it at the capture's own pace times --speed, and prints what 'lodestar watch' prints.
+        The bundled capture is \(EmbeddedCapture.name) (18 min of a landing aircraft).
+
+        OPTIONS:
+          --capture <file>        a raw NMEA/UBX log to replay instead of the bundled one
+          --speed <factor>        replay this many times faster than recorded (default: 30)
+          --format jsonl|text     as for 'lodestar watch' (default: text)
+          --count <n>             stop after n fixes
+          --duration <seconds>    stop after this many seconds
+          -h, --help              show this help
+
+        EXIT STATUS: 0 done, 64 usage error, 66 capture file missing or unreadable,
+                     69 gpsd is not installed or did not start.
+        """
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        let options: WatchOptions
+        let speed: Double
+        let capturePath: String?
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(arguments, valued: ["capture", "speed", "format", "count", "duration"])
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(usage + "\n")
+                return .success
+            }
+            if let extra = parsed.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
+            options = try WatchOptions(parsed)
+            speed = try parsed.positiveNumber("speed") ?? 30
+            capturePath = parsed.string("capture")
+        } catch {
+            return LodestarCommand.usageFailure(error, usage: usage, context: context)
+        }
+
+        if capturePath == nil, let receiver = systemReceiver() {
+            context.say("lodestar demo: the system gpsd has a receiver (\(receiver)); watching it")
+            return WatchLoop(options: options, context: context).run(source: LiveReportSource())
+        }
+
+        let captureName: String
+        let bytes: [UInt8]
+        if let capturePath {
+            guard let read = readFile(capturePath) else {
+                context.say("lodestar demo: cannot read capture \(capturePath)")
+                return .noInput
+            }
+            captureName = capturePath
+            bytes = read
+        } else {
+            guard let embedded = EmbeddedCapture.bytes() else {
+                context.say("lodestar demo: the bundled capture is damaged in this build")
+                return .software
+            }
+            captureName = EmbeddedCapture.name + " (bundled)"
+            bytes = embedded
+        }
+        let log = RawLogEpochs(bytes)
+
+        let gpsd: PrivateGPSD
+        let terminal: PseudoTerminal
+        do {
+            gpsd = try PrivateGPSD()
+            terminal = try PseudoTerminal()
+            try gpsd.addDeviceAndWait(terminal.devicePath)
+        } catch {
+            context.say("lodestar demo: \(error)")
+            return .unavailable
+        }
+        defer {
+            gpsd.stop()
+            terminal.close()
+        }
+        context.say(
+            "lodestar demo: replaying \(captureName) (\(log.epochs.count) epochs) into a private gpsd on port "
+                + "\(gpsd.port) through \(terminal.devicePath) at \(TextLine.fixed(speed, decimals: 0, width: 1))x")
+
+        let feedDone = Atomic<Bool>(false)
+        let stopFeeding = Atomic<Bool>(false)
+        let feeder = CaptureFeeder(speed: speed)
+        let startFeeding = {
+            let started = DetachedThread.start {
+                _ = feeder.feed(log, to: terminal) { stopFeeding.load(ordering: .relaxed) || context.shouldStop() }
+                // Give gpsd a moment to report the last epoch before the watch ends.
+                sleepSeconds(1)
+                feedDone.store(true, ordering: .releasing)
+            }
+            if !started { feedDone.store(true, ordering: .releasing) }
+        }
+        let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port))
+        let code = WatchLoop(options: options, context: context).run(
+            source: source, extraStop: { feedDone.load(ordering: .acquiring) }, onWatching: startFeeding)
+        stopFeeding.store(true, ordering: .relaxed)
+        while !feedDone.load(ordering: .acquiring) && code == .success && !context.shouldStop() {
+            sleepSeconds(0.05)
+        }
+        return code
+    }
+
+    /// The first active device of a gpsd on localhost:2947, if there is one (looked at for at most 1.5 s).
+    private static func systemReceiver() -> String? {
+        guard let session = try? GPSDSession(), (try? session.watch()) != nil else { return nil }
+        let deadline = monotonicSeconds() + 1.5
+        while monotonicSeconds() < deadline {
+            guard case .report(let report)? = try? session.read(timeoutMicroseconds: 100_000) else { continue }
+            switch report {
+            case .devices(let devices):
+                if let active = devices.first(where: \.isActive) { return active.path }
+            case .device(let device) where device.isActive:
+                return device.path
+            case .watch:
+                // gpsd lists its devices before echoing the watch: none is active.
+                return nil
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+}

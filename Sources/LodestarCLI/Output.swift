@@ -1,0 +1,104 @@
+import Lodestar
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a command writes text. Each call is one complete piece (a line), written at once so output can be
+/// piped while it arrives.
+public protocol TextSink: Sendable {
+    /// Returns false when the text could not be written.
+    func write(_ text: String) -> WriteOutcome
+}
+
+public enum WriteOutcome: Sendable, Equatable {
+    case written
+    /// The reader went away (EPIPE): `lodestar watch | head` ending is not an error.
+    case readerGone
+    case failed(errno: Int32)
+}
+
+/// An unbuffered file descriptor: one `write(2)` per line, so nothing waits in a buffer when piped.
+public struct FileDescriptorSink: TextSink {
+    public let descriptor: Int32
+
+    public init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    public static let standardOutput = FileDescriptorSink(descriptor: 1)
+    public static let standardError = FileDescriptorSink(descriptor: 2)
+
+    public func write(_ text: String) -> WriteOutcome {
+        var text = text
+        return text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                guard let base = bytes.baseAddress else { return .written }
+                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno == EPIPE ? .readerGone : .failed(errno: errno)
+                }
+                offset += written
+            }
+            return .written
+        }
+    }
+}
+
+/// Collects text in memory, for running commands in-process in tests.
+public final class MemorySink: TextSink {
+    private let storage = Mutex<String>("")
+
+    public init() {}
+
+    public func write(_ text: String) -> WriteOutcome {
+        storage.withLock { $0 += text }
+        return .written
+    }
+
+    public var text: String { storage.withLock { $0 } }
+    public var lines: [String] { text.split(separator: "\n").map(String.init) }
+}
+
+/// What a command runs against: its output, its error output, and a way to be told to stop (Ctrl-C).
+public struct CommandContext: Sendable {
+    public var standardOutput: any TextSink
+    public var standardError: any TextSink
+    public var shouldStop: @Sendable () -> Bool
+
+    public init(
+        standardOutput: any TextSink, standardError: any TextSink, shouldStop: @escaping @Sendable () -> Bool
+    ) {
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.shouldStop = shouldStop
+    }
+
+    func say(_ text: String) {
+        _ = standardError.write(text + "\n")
+    }
+}
+
+/// SIGINT and SIGTERM end commands cleanly: the handler only sets a flag the read loops look at.
+public enum TerminationSignals {
+    private static let received = Atomic<Int32>(0)
+
+    public static func install() {
+        signal(SIGPIPE, SIG_IGN)
+        for signalNumber in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in
+                TerminationSignals.received.store(number, ordering: .relaxed)
+            }
+            sigemptyset(&action.sa_mask)
+            // No SA_RESTART: a blocked select() returns EINTR and the loop sees the flag at once.
+            action.sa_flags = 0
+            sigaction(signalNumber, &action, nil)
+        }
+    }
+
+    public static var requested: Bool { received.load(ordering: .relaxed) != 0 }
+}

@@ -1,0 +1,135 @@
+import GPSD
+import GPSModel
+import Lodestar
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lodestar watch`: every valid fix gpsd reports, as it arrives.
+enum WatchCommand {
+    static let usage = """
+        USAGE: lodestar watch [--host <host>] [--port <port>] [--device <path>] [--format jsonl|text]
+                              [--count <n>] [--duration <seconds>]
+
+        Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
+        receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
+
+        OPTIONS:
+          --host <host>           gpsd's host (default: localhost)
+          --port <port>           gpsd's port (default: 2947)
+          --device <path>         watch only this device (default: all of gpsd's devices)
+          --format jsonl|text     jsonl: one JSON object per line; text: aligned columns (default: text)
+          --count <n>             stop after n fixes
+          --duration <seconds>    stop after this many seconds
+          -h, --help              show this help
+
+        EXIT STATUS: 0 done (count, duration, Ctrl-C or SIGTERM), 64 usage error,
+                     69 gpsd not reachable at start, 74 output could not be written.
+        """
+
+    static let valuedOptions: Set<String> = ["host", "port", "device", "format", "count", "duration"]
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        let options: WatchOptions
+        let source: LiveReportSource
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(arguments, valued: valuedOptions)
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(usage + "\n")
+                return .success
+            }
+            if let extra = parsed.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
+            options = try WatchOptions(parsed)
+            source = LiveReportSource(
+                host: parsed.string("host") ?? GPSDSession.defaultHost,
+                port: try parsed.port("port") ?? GPSDSession.defaultPort,
+                device: parsed.string("device"))
+        } catch {
+            return LodestarCommand.usageFailure(error, usage: usage, context: context)
+        }
+        return WatchLoop(options: options, context: context).run(source: source)
+    }
+}
+
+struct WatchOptions {
+    var format: LocationFormat
+    var count: Int?
+    var duration: Double?
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        format = try parsed.format("format", default: .text)
+        count = try parsed.positiveInteger("count")
+        duration = try parsed.positiveNumber("duration")
+    }
+}
+
+/// The loop `watch` and `demo` share: live events in, location lines out, status on stderr.
+struct WatchLoop {
+    let options: WatchOptions
+    let context: CommandContext
+
+    /// Runs until count, duration, a stop request, `extraStop`, or an output failure. `onWatching` runs
+    /// once the watch is in effect (the demo starts feeding then).
+    func run(
+        source: LiveReportSource, extraStop: @escaping () -> Bool = { false }, onWatching: () -> Void = {}
+    ) -> ExitCode {
+        var assembler = LocationAssembler()
+        var printed = 0
+        var outcome = ExitCode.success
+        var finished = false
+        let deadline = options.duration.map { monotonicSeconds() + $0 }
+        let shouldStop = {
+            finished || context.shouldStop() || extraStop() || deadline.map { monotonicSeconds() >= $0 } ?? false
+        }
+        do throws(GPSDError) {
+            try source.run(shouldStop: shouldStop) { event in
+                switch event {
+                case .watching(let host, let port, let version):
+                    let release = version.map { " \($0.release)" } ?? ""
+                    context.say("lodestar: watching gpsd\(release) at \(host):\(port)")
+                    onWatching()
+                case .fix(let fix):
+                    guard !finished, let location = assembler.location(for: fix) else { return }
+                    switch context.standardOutput.write(options.format.line(for: location)) {
+                    case .written:
+                        printed += 1
+                        if let count = options.count, printed >= count { finished = true }
+                    case .readerGone:
+                        finished = true
+                    case .failed(let code):
+                        context.say("lodestar: cannot write output: \(String(cString: strerror(code)))")
+                        outcome = .ioError
+                        finished = true
+                    }
+                case .report(let report):
+                    assembler.note(report)
+                    if case .error(let message) = report { context.say("lodestar: gpsd says: \(message)") }
+                case .deviceActivated(let device):
+                    assembler.note(.device(device))
+                    let driver = device.driver.map { " (\($0))" } ?? ""
+                    context.say("lodestar: device \(device.path)\(driver) active")
+                case .deviceClosed(let path):
+                    assembler.note(.device(DeviceInfo(path: path)))
+                    context.say("lodestar: device \(path) closed")
+                case .receiverLost(let reason):
+                    context.say("lodestar: receiver lost (\(reason)); waiting for it to come back")
+                case .receiverBack:
+                    context.say("lodestar: receiver back")
+                }
+            }
+        } catch {
+            if case .connectionFailed(let host, let port, _, _) = error {
+                context.say(
+                    "lodestar: \(error)\n"
+                        + "Is gpsd running and listening on \(host):\(port)? Start it with "
+                        + "'sudo systemctl start gpsd' (Debian, Raspberry Pi OS), or by hand with "
+                        + "'sudo gpsd -N -S \(port) /dev/ttyACM0'; 'lodestar demo' runs without a receiver.")
+            } else {
+                context.say("lodestar: \(error)")
+            }
+            return .unavailable
+        }
+        return outcome
+    }
+}

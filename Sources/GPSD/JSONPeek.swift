@@ -17,6 +17,10 @@ enum JSONPeek {
             decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[start..<end]), as: UTF8.self)
     }
 
+    static func stringValue(of key: String, in text: String) -> String? {
+        text.utf8CString.withUnsafeBufferPointer { stringValue(of: key, in: UnsafeBufferPointer(rebasing: $0.dropLast())) }
+    }
+
     static func contains(_ text: String, in line: UnsafeBufferPointer<CChar>) -> Bool {
         find(Array(text.utf8), in: line) != nil
     }

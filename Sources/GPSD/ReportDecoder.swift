@@ -21,11 +21,21 @@ public final class ReportDecoder {
 
     /// Decodes one recorded gpsd JSON line (as `gpspipe -w` prints it, or a capture's `gpsd` object).
     public func decode(line: String) throws(GPSDError) -> Report {
+        guard let members = JSONSyntax.topLevelMembers(of: line), members["class"] == .string else {
+            throw .malformedReport(line: line)
+        }
+        if let className = JSONPeek.stringValue(of: "class", in: line),
+            let numeric = JSONSyntax.numericMembers[className],
+            members.contains(where: { numeric.contains($0.key) && $0.value != .number })
+        {
+            throw .malformedReport(line: line)
+        }
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: line.utf8CString)
         // libgps keeps fields of earlier reports; start from a clean slate so nothing leaks between lines.
         data.pointee.set = 0
-        let status = buffer.withUnsafeMutableBufferPointer { chars -> Int32 in
+        // gps_unpack returns 0 whatever it parsed (checked against 3.22); the syntax check above stands in.
+        _ = buffer.withUnsafeMutableBufferPointer { chars -> Int32 in
             guard let base = chars.baseAddress else { return -1 }
             return cgps_unpack(base, data)
         }
@@ -34,10 +44,6 @@ public final class ReportDecoder {
             Self.report(from: data, line: UnsafeBufferPointer(rebasing: chars.dropLast()))
         }
         guard let report = result else { throw .malformedReport(line: line) }
-        if status != 0 {
-            // The one line libgps rejects that is still a valid report: a closed device (`"activated":0`).
-            guard case .device(let device) = report, !device.isActive else { throw .malformedReport(line: line) }
-        }
         return report
     }
 

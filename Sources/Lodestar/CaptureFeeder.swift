@@ -31,7 +31,6 @@ public struct CaptureFeeder: Sendable {
                 previousTime = time
                 while monotonicSeconds() < due {
                     if shouldStop() { return outcome }
-                    terminal.drain()
                     sleepSeconds(min(0.05, due - monotonicSeconds()))
                 }
             }

@@ -108,7 +108,8 @@ public final class PrivateGPSD: @unchecked Sendable {
 
     /// Stops gpsd and removes its socket, log folder and shared-memory segment. Safe to call twice.
     public func stop() {
-        process.terminate()
+        // gpsd takes about 1.5 s to act on SIGTERM; a private gpsd has nothing to save, so it gets little grace.
+        process.terminate(grace: 0.3)
         unlink(controlSocketPath)
         unlink(logPath)
         rmdir(folder)

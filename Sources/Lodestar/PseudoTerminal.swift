@@ -1,21 +1,27 @@
+import GPSD
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A pty standing in for a receiver's serial port: gpsd opens `devicePath`; Lodestar writes the receiver's
-/// bytes to the master side and reads back what gpsd sends to the "receiver" (probes, power commands).
+/// bytes to the master side and a reader thread collects what gpsd sends to the "receiver" (probes, power
+/// commands). That thread also keeps gpsd from stalling: gpsd waits for its writes to drain when it opens a
+/// device, 2–3 s per open if nobody reads them.
 public final class PseudoTerminal: @unchecked Sendable {
     public let devicePath: String
     /// `_IOW('T', 0x31, int)` and `_IOR('T', 0x30, unsigned int)`: function-like macros Swift cannot import.
     /// These encodings hold on x86, x86-64, ARM and ARM64 (asm-generic ioctl numbering), i.e. every Pi.
     static let setLock: UInt = 0x4004_5431
     static let getNumber: UInt = 0x8004_5430
+
+    private let lock = PThreadMutex()
     private var master: Int32
     /// Held open so the pty survives gpsd closing and reopening it (the kernel tears a pty down when the
     /// last slave descriptor closes).
     private var slave: Int32
+    private var closing = false
     private var received: [UInt8] = []
-    private let lock = PThreadMutex()
 
     public init() throws(SystemError) {
         // /dev/ptmx with the two ioctls glibc's posix_openpt/unlockpt/ptsname wrap (grantpt is a no-op on
@@ -24,7 +30,9 @@ public final class PseudoTerminal: @unchecked Sendable {
         guard master >= 0 else { throw SystemError("open", "/dev/ptmx") }
         var unlock: Int32 = 0
         var number: UInt32 = 0
-        guard ioctl(master, PseudoTerminal.setLock, &unlock) == 0, ioctl(master, PseudoTerminal.getNumber, &number) == 0 else {
+        guard ioctl(master, PseudoTerminal.setLock, &unlock) == 0,
+            ioctl(master, PseudoTerminal.getNumber, &number) == 0
+        else {
             let error = SystemError("ioctl", "/dev/ptmx")
             Glibc.close(master)
             throw error
@@ -47,66 +55,86 @@ public final class PseudoTerminal: @unchecked Sendable {
         self.master = master
         self.slave = slave
         devicePath = path
-    }
-
-    deinit { close() }
-
-    /// Closes both sides: to gpsd this is the receiver being unplugged.
-    public func close() {
-        lock.withLock {
-            if master >= 0 { Glibc.close(master) }
-            if slave >= 0 { Glibc.close(slave) }
-            master = -1
-            slave = -1
+        let started = DetachedThread.start { [self] in readUntilClosed() }
+        if !started {
+            Glibc.close(master)
+            Glibc.close(slave)
+            throw SystemError("pthread_create", "pty reader", code: EAGAIN)
         }
     }
 
-    /// Writes `bytes` as the receiver, reading whatever gpsd writes meanwhile so neither side stalls.
-    /// Returns false if the pty is closed or `deadline` (monotonic seconds) passes first.
+    /// Closes both sides: to gpsd this is the receiver being unplugged. Returns once the pty is closed.
+    /// Call it when done: the reader thread keeps the pty (and itself) alive until then.
+    public func close() {
+        lock.withLock { closing = true }
+        while lock.withLock({ master >= 0 }) { sleepSeconds(0.005) }
+    }
+
+    public var isClosed: Bool { lock.withLock { master < 0 } }
+
+    /// Writes `bytes` as the receiver. Returns false if the pty is closed or `deadline` (monotonic seconds)
+    /// passes first.
     @discardableResult
     public func write(_ bytes: [UInt8], deadline: Double = .infinity) -> Bool {
         var offset = 0
-        while offset < bytes.count {
-            let descriptor = lock.withLock { master }
-            guard descriptor >= 0, monotonicSeconds() < deadline else { return false }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT | POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 100)
-            if ready < 0 && errno != EINTR { return false }
-            if poller.revents & Int16(POLLIN) != 0 { drain() }
-            if poller.revents & Int16(POLLOUT) != 0 {
-                let written = bytes.withUnsafeBytes { buffer in
-                    Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        return bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return true }
+            while offset < buffer.count {
+                guard monotonicSeconds() < deadline else { return false }
+                let result: Int? = lock.withLock {
+                    guard !closing, master >= 0 else { return nil }
+                    return Glibc.write(master, base + offset, buffer.count - offset)
                 }
+                guard let written = result else { return false }
                 if written > 0 {
                     offset += written
                 } else if written < 0 && errno != EAGAIN && errno != EINTR {
                     return false
+                } else {
+                    waitWritable()
                 }
             }
-        }
-        return true
-    }
-
-    /// Reads what gpsd has written to the receiver so far (non-blocking).
-    public func drain() {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let descriptor = lock.withLock { master }
-            guard descriptor >= 0 else { return }
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { return }
-            lock.withLock { received.append(contentsOf: chunk[0..<count]) }
+            return true
         }
     }
 
     /// Everything gpsd has written to the receiver since the pty was made.
-    public var bytesFromHost: [UInt8] {
-        drain()
-        return lock.withLock { received }
+    public var bytesFromHost: [UInt8] { lock.withLock { received } }
+
+    private func waitWritable() {
+        let descriptor = lock.withLock { master }
+        guard descriptor >= 0 else { return }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        _ = poll(&poller, 1, 50)
+    }
+
+    /// The reader thread: collects gpsd's writes; closes the descriptors when asked, so no other thread
+    /// ever uses a closed (or reused) descriptor number.
+    private func readUntilClosed() {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let descriptor: Int32 = lock.withLock {
+                if closing {
+                    Glibc.close(master)
+                    Glibc.close(slave)
+                    master = -1
+                    slave = -1
+                }
+                return master
+            }
+            guard descriptor >= 0 else { return }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) > 0, poller.revents & Int16(POLLIN) != 0 else { continue }
+            lock.withLock {
+                guard !closing else { return }
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(master, $0.baseAddress, $0.count) }
+                if count > 0 { received.append(contentsOf: chunk[0..<count]) }
+            }
+        }
     }
 }
 
-/// A plain pthread mutex: the runtime's types that are shared with a feeder thread use it.
+/// A plain pthread mutex: the runtime's types shared with a feeder or reader thread use it.
 final class PThreadMutex: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
 

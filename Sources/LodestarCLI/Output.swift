@@ -60,7 +60,7 @@ public final class MemorySink: TextSink {
     }
 
     public var text: String { storage.withLock { $0 } }
-    public var lines: [String] { text.split(separator: "\n").map(String.init) }
+    public var lines: [String] { text.split(whereSeparator: \.isNewline).map(String.init) }
 }
 
 /// What a command runs against: its output, its error output, and a way to be told to stop (Ctrl-C).

@@ -1,0 +1,115 @@
+import GPSModel
+import Testing
+
+@testable import GPSD
+
+func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD, latitude: Double? = 52, altitude: Double? = nil) -> Fix {
+    Fix(
+        device: device, mode: mode, time: UTCTime(seconds: 1_700_000_000 + second),
+        latitude: mode >= .twoD ? latitude : nil, longitude: mode >= .twoD ? 4.9 : nil, altitudeMSL: altitude)
+}
+
+@Suite struct EpochCollapserTests {
+    @Test func keepsTheLastTPVOfAnEpochAndEmitsItWhenTheNextStarts() {
+        var collapser = EpochCollapser()
+        #expect(collapser.add(tpv(0), now: 0).isEmpty)
+        #expect(collapser.add(tpv(0, altitude: 10), now: 0.1).isEmpty)
+        let emitted = collapser.add(tpv(1), now: 1)
+        #expect(emitted == [tpv(0, altitude: 10)])
+    }
+
+    @Test func aLaterTPVWithoutPositionDoesNotReplaceOneWithIt() {
+        var collapser = EpochCollapser()
+        _ = collapser.add(tpv(0, altitude: 5), now: 0)
+        _ = collapser.add(tpv(0, mode: .noFix), now: 0.1)
+        #expect(collapser.add(tpv(1), now: 1) == [tpv(0, altitude: 5)])
+    }
+
+    @Test func aQuietDeviceFlushesItsEpoch() {
+        var collapser = EpochCollapser(quietInterval: 0.35)
+        _ = collapser.add(tpv(0), now: 10)
+        #expect(collapser.flushQuiet(now: 10.2).isEmpty)
+        #expect(collapser.flushQuiet(now: 10.4) == [tpv(0)])
+        #expect(!collapser.hasPending)
+        // The same time again after a flush is a new emission only if gpsd repeats it; it is kept pending.
+        _ = collapser.add(tpv(0), now: 11)
+        #expect(collapser.hasPending)
+    }
+
+    @Test func devicesAreCollapsedSeparately() {
+        var collapser = EpochCollapser()
+        _ = collapser.add(tpv(0, device: "/dev/a"), now: 0)
+        _ = collapser.add(tpv(0, device: "/dev/b"), now: 0)
+        #expect(collapser.add(tpv(1, device: "/dev/a"), now: 1) == [tpv(0, device: "/dev/a")])
+        #expect(collapser.flush(device: "/dev/b") == [tpv(0, device: "/dev/b")])
+    }
+
+    @Test func fixesWithoutTimePassThrough() {
+        var collapser = EpochCollapser()
+        let timeless = Fix(device: "/dev/a", mode: .threeD, latitude: 1, longitude: 2)
+        #expect(collapser.add(timeless, now: 0) == [timeless])
+        #expect(collapser.add(timeless, now: 0) == [timeless])
+    }
+}
+
+@Suite struct StreamStateTests {
+    let activated = UTCTime(seconds: 1_700_000_000)
+
+    func feed(_ state: inout StreamState, _ reports: [Report], now: Double = 0) -> [LiveEvent] {
+        reports.flatMap { state.events(for: $0, host: "h", port: "p", now: now) }
+    }
+
+    @Test func firstWatchIsWatchingAndDevicesListedBecomeActive() {
+        var state = StreamState(watchedDevice: nil)
+        let version = GPSDVersion(release: "3.22", protocolMajor: 3, protocolMinor: 14)
+        let events = feed(&state, [
+            .version(version),
+            .devices([DeviceInfo(path: "/dev/pts/1", activated: activated)]),
+            .watch(enabled: true),
+        ])
+        #expect(events.contains(.deviceActivated(DeviceInfo(path: "/dev/pts/1", activated: activated))))
+        #expect(events.last == .watching(host: "h", port: "p", version: version))
+    }
+
+    @Test func gpsdGoingAwayIsOneLossAndTheNextWatchIsBack() {
+        var state = StreamState(watchedDevice: nil)
+        _ = feed(&state, [.watch(enabled: true)])
+        #expect(state.connectionLost("gpsd closed the connection") == [.receiverLost(reason: "gpsd closed the connection")])
+        // Further failed reconnections say nothing more.
+        #expect(state.connectionLost("again").isEmpty)
+        #expect(feed(&state, [.watch(enabled: true)]) == [.receiverBack])
+    }
+
+    @Test func lossFlushesThePendingEpochFirst() {
+        var state = StreamState(watchedDevice: nil)
+        _ = feed(&state, [.watch(enabled: true), .fix(tpv(0))])
+        #expect(state.connectionLost("gone") == [.fix(tpv(0)), .receiverLost(reason: "gone")])
+    }
+
+    @Test func theLastDeviceClosingIsALossAndItsReturnIsBack() {
+        var state = StreamState(watchedDevice: nil)
+        let device = DeviceInfo(path: "/dev/pts/1", activated: activated)
+        _ = feed(&state, [.watch(enabled: true), .device(device), .fix(tpv(0))])
+        let closed = feed(&state, [.device(DeviceInfo(path: "/dev/pts/1"))])
+        #expect(closed == [.fix(tpv(0)), .deviceClosed(path: "/dev/pts/1"), .receiverLost(reason: "/dev/pts/1 closed")])
+        #expect(feed(&state, [.device(device)]) == [.deviceActivated(device), .receiverBack])
+    }
+
+    @Test func devicesNotWatchedAreIgnored() {
+        var state = StreamState(watchedDevice: "/dev/pts/2")
+        let other = DeviceInfo(path: "/dev/pts/1", activated: activated)
+        #expect(feed(&state, [.device(other)]) == [.report(.device(other))])
+        #expect(state.activeDevices.isEmpty)
+    }
+}
+
+@Suite struct ReconnectBackoffTests {
+    @Test func doublesUpToTheCap() {
+        let backoff = ReconnectBackoff(initial: 0.1, maximum: 2)
+        #expect(backoff.delay(afterFailures: 0) == 0.1)
+        #expect(backoff.delay(afterFailures: 1) == 0.2)
+        #expect(backoff.delay(afterFailures: 3) == 0.8)
+        #expect(backoff.delay(afterFailures: 5) == 2)
+        #expect(backoff.delay(afterFailures: 1000) == 2)
+    }
+}

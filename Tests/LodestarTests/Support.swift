@@ -1,0 +1,150 @@
+import Foundation
+import GPSD
+import Lodestar
+import LodestarCLI
+
+/// Where the repo's captures are, found from this file so a fresh clone needs no set-up.
+enum Fixtures {
+    static let captures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/captures")
+
+    static var captureNames: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: captures.path)) ?? []
+        return names.filter { $0.hasSuffix(".nmea") || $0.hasSuffix(".ubx") }.sorted()
+    }
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: captures.appendingPathComponent(name)))
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `condition` until it holds or `timeout` seconds pass.
+func waitUntil(_ what: String, timeout: Double = 20, _ condition: () -> Bool) throws {
+    let deadline = monotonicSeconds() + timeout
+    while !condition() {
+        if monotonicSeconds() > deadline { throw TimedOut(what: what) }
+        usleep(10_000)
+    }
+}
+
+/// A stop flag for an in-process command.
+final class StopSwitch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    func stop() { lock.withLock { stopped = true } }
+    var isStopped: Bool { lock.withLock { stopped } }
+}
+
+/// `lodestar watch` run in-process on its own thread, its output collected.
+final class InProcessCommand: @unchecked Sendable {
+    let standardOutput = MemorySink()
+    let standardError = MemorySink()
+    let stopSwitch = StopSwitch()
+    private let lock = NSLock()
+    private var exitCode: Int32?
+
+    init(_ arguments: [String]) {
+        let context = CommandContext(
+            standardOutput: standardOutput, standardError: standardError,
+            shouldStop: { [stopSwitch] in stopSwitch.isStopped })
+        let thread = Thread { [self] in
+            let code = LodestarCommand.main(arguments: arguments, context: context)
+            lock.withLock { exitCode = code }
+        }
+        thread.start()
+    }
+
+    var status: Int32? { lock.withLock { exitCode } }
+
+    func stop(timeout: Double = 10) throws -> Int32 {
+        stopSwitch.stop()
+        try waitUntil("the command to end", timeout: timeout) { status != nil }
+        return status ?? -1
+    }
+}
+
+/// One fix as both sides print it: the receiver's time and coordinates.
+struct EpochPosition: Equatable, CustomStringConvertible {
+    var time: String
+    var latitude: Double
+    var longitude: Double
+
+    var description: String { "\(time) \(latitude) \(longitude)" }
+
+    /// `lodestar watch --format jsonl` lines.
+    static func fromLodestar(_ lines: [String]) throws -> [EpochPosition] {
+        try lines.map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            guard let time = object["timestamp"] as? String, let latitude = object["latitude"] as? Double,
+                let longitude = object["longitude"] as? Double
+            else { throw TimedOut(what: "a location in \(line)") }
+            return EpochPosition(time: time, latitude: latitude, longitude: longitude)
+        }
+    }
+
+    /// `gpspipe -w` output: TPVs with mode ≥ 2, a time and coordinates; of several TPVs in a row with the
+    /// same time, the last (gpsd adds to the epoch with each sentence).
+    static func fromGpspipe(_ text: String) -> [EpochPosition] {
+        var result: [EpochPosition] = []
+        var lastTime: [String: String] = [:]
+        for line in text.split(whereSeparator: \.isNewline) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["class"] as? String == "TPV"
+            else { continue }
+            let device = object["device"] as? String ?? ""
+            guard let time = object["time"] as? String, let mode = object["mode"] as? Int, mode >= 2,
+                let latitude = object["lat"] as? Double, let longitude = object["lon"] as? Double
+            else { continue }
+            let position = EpochPosition(time: time, latitude: latitude, longitude: longitude)
+            if lastTime[device] == time, !result.isEmpty {
+                result[result.count - 1] = position
+            } else {
+                result.append(position)
+            }
+            lastTime[device] = time
+        }
+        return result
+    }
+}
+
+/// A real gpsd on a free port with a pty as its receiver, for one test.
+final class GPSDTestBed {
+    let gpsd: PrivateGPSD
+    let terminal: PseudoTerminal
+
+    init(options: PrivateGPSD.Options = PrivateGPSD.Options()) throws {
+        gpsd = try PrivateGPSD(options: options)
+        terminal = try PseudoTerminal()
+        try gpsd.addDeviceAndWait(terminal.devicePath)
+    }
+
+    var port: String { String(gpsd.port) }
+
+    func feed(_ bytes: [UInt8], speed: Double? = nil) -> CaptureFeeder.Outcome {
+        CaptureFeeder(speed: speed).feed(RawLogEpochs(bytes), to: terminal) { false }
+    }
+
+    /// `gpspipe -w` against this gpsd, its output in a file.
+    func startGpspipe() throws -> (ChildProcess, String) {
+        let output = NSTemporaryDirectory() + "lodestar-gpspipe-\(UUID().uuidString).jsonl"
+        guard let gpspipe = findExecutable("gpspipe") else { throw TimedOut(what: "gpspipe on PATH") }
+        let process = try ChildProcess(executable: gpspipe, arguments: ["-w", "127.0.0.1:\(port)"], standardOutput: output)
+        try waitUntil("gpspipe to watch") { text(output).contains("\"class\":\"WATCH\"") }
+        return (process, output)
+    }
+
+    func text(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    deinit {
+        gpsd.stop()
+        terminal.close()
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import GPSD
+import Lodestar
+import LodestarCLI
+import Testing
+
+/// For every capture in the repo: a real gpsd replays it through a pty, and `lodestar watch` must print the
+/// same epochs and coordinates as `gpspipe -w` reading the same gpsd session.
+@Suite(.serialized) struct WatchAgainstGpspipeTests {
+    @Test(arguments: Fixtures.captureNames)
+    func watchPrintsWhatGpspipeSees(capture: String) throws {
+        // Read-only (-b): gpsd skips its 2 s of probe writes when it opens the device; what it decodes is the same.
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let bed = try GPSDTestBed(options: options)
+        let (gpspipe, gpspipeOutput) = try bed.startGpspipe()
+        defer {
+            gpspipe.terminate()
+            unlink(gpspipeOutput)
+        }
+        let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", bed.port, "--format", "jsonl"])
+        try waitUntil("lodestar watch to watch") { watch.standardError.text.contains("watching gpsd") }
+
+        let outcome = bed.feed(try Fixtures.bytes(capture))
+        #expect(outcome.completed)
+        // Closing the device makes gpsd tell every watcher, after everything it read before.
+        try bed.gpsd.removeDevice(bed.terminal.devicePath)
+        try waitUntil("gpspipe to see the device close", timeout: 60) {
+            bed.text(gpspipeOutput).contains("\"activated\":0")
+        }
+        try waitUntil("lodestar to see the device close", timeout: 60) {
+            watch.standardError.text.contains("\(bed.terminal.devicePath) closed")
+        }
+        #expect(try watch.stop() == 0)
+
+        let expected = EpochPosition.fromGpspipe(bed.text(gpspipeOutput))
+        let printed = try EpochPosition.fromLodestar(watch.standardOutput.lines)
+        #expect(printed.count == expected.count, "\(capture): lodestar \(printed.count) fixes, gpspipe \(expected.count)")
+        for (mine, theirs) in zip(printed, expected) {
+            let same = mine.time == theirs.time && abs(mine.latitude - theirs.latitude) <= 1e-7
+                && abs(mine.longitude - theirs.longitude) <= 1e-7
+            if !same {
+                Issue.record("\(capture): lodestar printed \(mine), gpspipe saw \(theirs)")
+                break
+            }
+        }
+    }
+}

@@ -35,6 +35,8 @@ import Testing
 
         let expected = EpochPosition.fromGpspipe(bed.text(gpspipeOutput))
         let printed = try EpochPosition.fromLodestar(watch.standardOutput.lines)
+        // Every capture in the repo has at least one fix (the cold-boot one has exactly one).
+        #expect(!expected.isEmpty, "\(capture): gpspipe saw no fix at all")
         #expect(printed.count == expected.count, "\(capture): lodestar \(printed.count) fixes, gpspipe \(expected.count)")
         for (mine, theirs) in zip(printed, expected) {
             let same = mine.time == theirs.time && abs(mine.latitude - theirs.latitude) <= 1e-7

@@ -1,0 +1,152 @@
+import Foundation
+import GPSModel
+import Lodestar
+import Testing
+
+@testable import LodestarCLI
+
+/// Runs `lodestar ARGS` in-process and returns (exit status, stdout, stderr).
+func run(_ arguments: [String]) -> (Int32, String, String) {
+    let output = MemorySink()
+    let error = MemorySink()
+    let code = LodestarCommand.main(
+        arguments: arguments, context: CommandContext(standardOutput: output, standardError: error, shouldStop: { false }))
+    return (code, output.text, error.text)
+}
+
+@Suite struct UsageTests {
+    @Test(arguments: [["--help"], ["help"], ["watch", "--help"], ["demo", "--help"], ["watch", "-h"]])
+    func helpGoesToStandardOutputWithStatusZero(arguments: [String]) {
+        let (code, output, error) = run(arguments)
+        #expect(code == 0)
+        #expect(output.contains("USAGE: lodestar"))
+        #expect(error.isEmpty)
+    }
+
+    @Test(arguments: [
+        [], ["frobnicate"], ["watch", "--bogus"], ["watch", "--count"], ["watch", "--count", "0"],
+        ["watch", "--count", "many"], ["watch", "--format", "xml"], ["watch", "--port", "70000"],
+        ["watch", "--duration", "-1"], ["watch", "extra"], ["demo", "--speed", "0"], ["watch", "-x"],
+    ])
+    func usageErrorsExit64WithUsageOnStandardError(arguments: [String]) {
+        let (code, output, error) = run(arguments)
+        #expect(code == 64)
+        #expect(output.isEmpty)
+        #expect(error.contains("USAGE: lodestar"))
+    }
+
+    @Test func usageErrorSaysWhatWasWrong() {
+        let (_, _, error) = run(["watch", "--format", "xml"])
+        #expect(error.contains("'--format' takes jsonl|text, not 'xml'"))
+    }
+
+    @Test func versionPrints() {
+        let (code, output, _) = run(["--version"])
+        #expect(code == 0)
+        #expect(output == "lodestar \(LodestarCommand.version)\n")
+    }
+}
+
+@Suite struct UnreachableGpsdTests {
+    @Test func closedPortExits69QuicklyNamingThePort() throws {
+        let port = try closedPort()
+        let started = monotonicSeconds()
+        let (code, output, error) = run(["watch", "--host", "127.0.0.1", "--port", String(port)])
+        #expect(code == 69)
+        #expect(monotonicSeconds() - started < 5)
+        #expect(output.isEmpty)
+        #expect(error.contains("127.0.0.1:\(port)"))
+        #expect(error.contains("systemctl start gpsd"))
+    }
+
+    @Test func missingDemoCaptureExits66() {
+        let (code, _, error) = run(["demo", "--capture", "/nonexistent/capture.nmea"])
+        #expect(code == 66)
+        #expect(error.contains("/nonexistent/capture.nmea"))
+    }
+
+    /// A port nothing listens on: bind one, note it, close it.
+    func closedPort() throws -> UInt16 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
+
+@Suite struct OutputFormatTests {
+    let full = Location(
+        timestamp: UTCTime(seconds: 1_490_958_084), latitude: 55.088849833, longitude: 38.976455417,
+        altitude: 2177, horizontalAccuracy: 2.466, horizontalAccuracySource: .gpsdEstimate, verticalAccuracy: 2.3,
+        speed: 78.504, speedAccuracy: 0.5, course: 86.2, courseAccuracy: 1.5, fixMode: .threeD, satellitesUsed: 9,
+        hdop: 0.9, device: "/dev/pts/1")
+
+    @Test func jsonlHasExactlyTheSchemaInOrder() throws {
+        let line = LocationFormat.jsonl.line(for: full)
+        #expect(line.hasSuffix("}\n"))
+        #expect(
+            line == #"{"type":"location","timestamp":"2017-03-31T11:01:24.000Z","latitude":55.088849833,"longitude":38.976455417,"altitude":2177.0,"horizontalAccuracy":2.466,"verticalAccuracy":2.3,"speed":78.504,"speedAccuracy":0.5,"course":86.2,"courseAccuracy":1.5,"fixMode":"3d","satellitesUsed":9,"hdop":0.9,"device":"/dev/pts/1"}"# + "\n")
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        #expect(object?["latitude"] as? Double == 55.088849833)
+    }
+
+    @Test func unknownValuesAreAbsentKeys() throws {
+        let minimal = Location(timestamp: UTCTime(seconds: 0), latitude: -1.5, longitude: 2.25, fixMode: .twoD)
+        let line = LocationFormat.jsonl.line(for: minimal)
+        #expect(line == #"{"type":"location","timestamp":"1970-01-01T00:00:00.000Z","latitude":-1.5,"longitude":2.25,"fixMode":"2d"}"# + "\n")
+    }
+
+    @Test func devicePathsAreEscaped() {
+        var odd = full
+        odd.device = "/dev/odd\"name\\\n"
+        #expect(LocationFormat.jsonl.line(for: odd).contains(#""device":"/dev/odd\"name\\\n""#))
+    }
+
+    @Test func textIsOneAlignedLine() {
+        let line = LocationFormat.text.line(for: full)
+        #expect(line == "2017-03-31T11:01:24.000Z  3D   55.0888498 N    38.9764554 E   2177.0 m  ±   2.5 m    78.5 m/s   86.2°   9 sats  hdop  0.9  /dev/pts/1\n")
+        var south = full
+        south.latitude = -37.5
+        south.longitude = -122.25
+        let other = LocationFormat.text.line(for: south)
+        #expect(other.contains("37.5000000 S"))
+        #expect(other.contains("122.2500000 W"))
+        #expect(other.count == line.count)
+    }
+}
+
+/// The demo end to end, in-process: a private gpsd, the bundled capture, real fixes out.
+@Suite struct DemoTests {
+    @Test func demoPrintsFixesFromTheBundledCapture() throws {
+        let (code, output, error) = run(["demo", "--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"),
+                                         "--speed", "1000", "--format", "jsonl", "--count", "5"])
+        #expect(code == 0, "\(error)")
+        let lines = output.split(whereSeparator: \.isNewline)
+        #expect(lines.count == 5)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["type"] as? String == "location")
+        }
+        #expect(error.contains("private gpsd"))
+    }
+
+    @Test func embeddedCaptureIsByteIdenticalToTheFixture() throws {
+        let embedded = try #require(EmbeddedCapture.bytes())
+        let fixture = try Data(contentsOf: URL(fileURLWithPath: capturePath(EmbeddedCapture.name)))
+        #expect(embedded == [UInt8](fixture))
+    }
+
+    func capturePath(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/captures/\(name)").path
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GPSD
+import GPSModel
+import Lodestar
+import Testing
+
+@Suite struct GPSDHarnessTests {
+    /// Without -b, gpsd writes to the receiver: its probes on open, and `?DEVICE` hexdata (the way power
+    /// commands will reach a receiver). The pty gives them back.
+    @Test func readsBackWhatGpsdWritesToTheReceiver() throws {
+        let bed = try GPSDTestBed()
+        try waitUntil("gpsd's probe strings") { !bed.terminal.bytesFromHost.isEmpty }
+        // gpsd only accepts hexdata once it knows the device's type: give it some NMEA first.
+        _ = bed.feed(try Fixtures.bytes("gpsd-mtk-mt3339.nmea"))
+        let session = try GPSDSession(host: "127.0.0.1", port: bed.port)
+        try session.watch()
+        let monVersionPoll: [UInt8] = [0xB5, 0x62, 0x0A, 0x04, 0x00, 0x00, 0x0E, 0x34]
+        let hex = monVersionPoll.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        try session.send(#"?DEVICE={"path":"\#(bed.terminal.devicePath)","hexdata":"\#(hex)"}"#)
+        try waitUntil("the UBX frame at the receiver") {
+            _ = try? session.read(timeoutMicroseconds: 10_000)
+            return bed.terminal.bytesFromHost.contains(subsequence: monVersionPoll)
+        }
+    }
+
+    @Test func readOnlyGpsdWritesNothing() throws {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let bed = try GPSDTestBed(options: options)
+        _ = bed.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
+        usleep(300_000)
+        #expect(bed.terminal.bytesFromHost.isEmpty)
+    }
+
+    /// Two private gpsds side by side never meet: their own ports, sockets and shared memory.
+    @Test func privateGpsdsAreIndependentAndCleanUp() throws {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let first = try PrivateGPSD(options: options)
+        let second = try PrivateGPSD(options: options)
+        #expect(first.port != second.port)
+        #expect(first.controlSocketPath != second.controlSocketPath)
+        #expect(first.sharedMemoryKey != second.sharedMemoryKey)
+        let socket = first.controlSocketPath
+        first.stop()
+        #expect(!first.isRunning)
+        #expect(access(socket, F_OK) != 0)
+        #expect(shmget(first.sharedMemoryKey, 0, 0) < 0)
+        #expect(second.isRunning)
+        second.stop()
+    }
+}
+
+/// gpsd killed and restarted under a running `lodestar watch`: the command keeps going, says what happened,
+/// and prints every fix the new gpsd reports.
+@Suite struct ReconnectTests {
+    @Test func watchSurvivesGpsdRestart() throws {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let first = try GPSDTestBed(options: options)
+        let port = first.gpsd.port
+        let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", String(port), "--format", "jsonl"])
+        try waitUntil("lodestar watch to watch") { watch.standardError.text.contains("watching gpsd") }
+        _ = first.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
+        try waitUntil("fixes before the restart") { watch.standardOutput.lines.count >= 20 }
+        first.gpsd.kill()
+        try waitUntil("the loss to be reported") { watch.standardError.text.contains("receiver lost") }
+        // The epoch pending at the loss is printed with it; everything after comes from the new gpsd.
+        let before = watch.standardOutput.lines.count
+        #expect(watch.status == nil, "watch ended when gpsd died")
+
+        options.port = port
+        let second = try GPSDTestBed(options: options)
+        try waitUntil("the reconnection") { watch.standardError.text.contains("receiver back") }
+        let (gpspipe, gpspipeOutput) = try second.startGpspipe()
+        defer {
+            gpspipe.terminate()
+            unlink(gpspipeOutput)
+        }
+        _ = second.feed(try Fixtures.bytes("gpsd-quectel-eg25g-moving.nmea"))
+        try second.gpsd.removeDevice(second.terminal.devicePath)
+        try waitUntil("gpspipe to see the device close") { second.text(gpspipeOutput).contains("\"activated\":0") }
+        try waitUntil("lodestar to see the device close") {
+            watch.standardError.text.contains("\(second.terminal.devicePath) closed")
+        }
+        #expect(watch.status == nil)
+        #expect(try watch.stop() == 0)
+
+        let afterRestart = try EpochPosition.fromLodestar(Array(watch.standardOutput.lines.dropFirst(before)))
+        let expected = EpochPosition.fromGpspipe(second.text(gpspipeOutput))
+        #expect(!expected.isEmpty)
+        #expect(afterRestart == expected)
+    }
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard subsequence.count <= count else { return false }
+        return (0...(count - subsequence.count)).contains { self[$0..<($0 + subsequence.count)].elementsEqual(subsequence) }
+    }
+}

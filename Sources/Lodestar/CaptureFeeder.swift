@@ -13,6 +13,7 @@ public struct CaptureFeeder: Sendable {
     public struct Outcome: Sendable, Equatable {
         public var epochsWritten: Int
         public var bytesWritten: Int
+        /// Every byte was written and gpsd has read it.
         public var completed: Bool
     }
 
@@ -38,7 +39,7 @@ public struct CaptureFeeder: Sendable {
             outcome.epochsWritten += 1
             outcome.bytesWritten += epoch.range.count
         }
-        outcome.completed = true
+        outcome.completed = terminal.waitUntilRead()
         return outcome
     }
 }

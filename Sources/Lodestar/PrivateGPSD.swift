@@ -133,9 +133,13 @@ public final class PrivateGPSD: @unchecked Sendable {
         try control("-" + path)
     }
 
-    /// Adds `path` and waits until gpsd reports it activated, then a little longer: gpsd flushes the tty
-    /// right after opening it, so bytes written too early are lost (gpsd.md §2.5).
-    public func addDeviceAndWait(_ path: String, timeout: Double = 10, settle: Double = 0.3) throws(StartError) {
+    /// Adds the pty as a device and returns once gpsd is demonstrably reading it, so that no byte of what
+    /// is fed next is lost. gpsd flushes a tty when it opens it and while it settles the line, so waiting for
+    /// the activation notice plus a fixed delay (gpsfake's approach) loses data on a loaded machine. Instead
+    /// a primer sentence that carries no fix (`$GPTXT`) is written every 50 ms until gpsd reports the
+    /// device's driver, which it only does after decoding a packet from it.
+    public func addDeviceAndWait(_ terminal: PseudoTerminal, timeout: Double = 15) throws(StartError) {
+        let path = terminal.devicePath
         let watcher: GPSDSession
         do {
             watcher = try GPSDSession(host: "127.0.0.1", port: String(port))
@@ -145,21 +149,35 @@ public final class PrivateGPSD: @unchecked Sendable {
         }
         try addDevice(path)
         let deadline = monotonicSeconds() + timeout
+        var active = false
+        var lastPrimer = 0.0
         while monotonicSeconds() < deadline {
-            guard case .report(let report)? = try? watcher.read(timeoutMicroseconds: 100_000) else { continue }
+            if active, monotonicSeconds() - lastPrimer >= 0.05 {
+                terminal.write(PrivateGPSD.primer)
+                lastPrimer = monotonicSeconds()
+            }
+            guard case .report(let report)? = try? watcher.read(timeoutMicroseconds: 20_000) else { continue }
             switch report {
             case .device(let device) where device.path == path && device.isActive:
-                sleepSeconds(settle)
-                return
+                if device.driver != nil { return }
+                active = true
             case .devices(let devices) where devices.contains(where: { $0.path == path && $0.isActive }):
-                sleepSeconds(settle)
-                return
+                active = true
             default:
                 continue
             }
         }
         throw .deviceNotActivated(path: path, log: log)
     }
+
+    /// `$GPTXT,01,01,02,lodestar primer*hh`: an NMEA text message; gpsd identifies an NMEA device from it and
+    /// derives no fix from it.
+    static let primer: [UInt8] = {
+        let body = Array("GPTXT,01,01,02,lodestar primer".utf8)
+        let checksum = body.reduce(UInt8(0)) { $0 ^ $1 }
+        let hex = String(checksum, radix: 16, uppercase: true)
+        return Array(("$" + String(decoding: body, as: UTF8.self) + "*" + (hex.count < 2 ? "0" : "") + hex + "\r\n").utf8)
+    }()
 
     /// Sends one control-socket command; gpsd 3.22 answers `OK`, 3.23+ `{"class":"ACK"}`.
     private func control(_ command: String) throws(StartError) {

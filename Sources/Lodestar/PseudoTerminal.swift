@@ -14,6 +14,8 @@ public final class PseudoTerminal: @unchecked Sendable {
     /// These encodings hold on x86, x86-64, ARM and ARM64 (asm-generic ioctl numbering), i.e. every Pi.
     static let setLock: UInt = 0x4004_5431
     static let getNumber: UInt = 0x8004_5430
+    /// `FIONREAD` (`TIOCINQ`): bytes waiting in a tty's input queue.
+    static let bytesWaiting: UInt = 0x541B
 
     private let lock = PThreadMutex()
     private var master: Int32
@@ -95,6 +97,36 @@ public final class PseudoTerminal: @unchecked Sendable {
                 }
             }
             return true
+        }
+    }
+
+    /// Bytes written as the receiver that the device side (gpsd) has not read yet.
+    public var unreadByteCount: Int {
+        lock.withLock {
+            guard slave >= 0 else { return 0 }
+            var count: Int32 = 0
+            return ioctl(slave, PseudoTerminal.bytesWaiting, &count) == 0 ? Int(count) : 0
+        }
+    }
+
+    /// Waits until gpsd has read every byte written so far (the kernel buffers up to 64 KiB, so a write
+    /// returning says nothing about gpsd having seen it). The queue must stay empty for `quiet` seconds:
+    /// written bytes reach the slave's queue through a kernel work item, so an empty queue right after a
+    /// write can still mean "not arrived yet". False if `timeout` seconds pass first.
+    public func waitUntilRead(timeout: Double = 10, quiet: Double = 0.1) -> Bool {
+        let deadline = monotonicSeconds() + timeout
+        var emptySince: Double?
+        while true {
+            let now = monotonicSeconds()
+            if unreadByteCount > 0 {
+                emptySince = nil
+            } else if let since = emptySince {
+                if now - since >= quiet { return true }
+            } else {
+                emptySince = now
+            }
+            if now > deadline || isClosed { return false }
+            sleepSeconds(0.005)
         }
     }
 

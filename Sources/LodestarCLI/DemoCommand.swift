@@ -75,7 +75,7 @@ enum DemoCommand {
         do {
             gpsd = try PrivateGPSD()
             terminal = try PseudoTerminal()
-            try gpsd.addDeviceAndWait(terminal.devicePath)
+            try gpsd.addDeviceAndWait(terminal)
         } catch {
             context.say("lodestar demo: \(error)")
             return .unavailable

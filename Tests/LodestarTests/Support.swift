@@ -121,7 +121,7 @@ final class GPSDTestBed {
     init(options: PrivateGPSD.Options = PrivateGPSD.Options()) throws {
         gpsd = try PrivateGPSD(options: options)
         terminal = try PseudoTerminal()
-        try gpsd.addDeviceAndWait(terminal.devicePath)
+        try gpsd.addDeviceAndWait(terminal)
     }
 
     var port: String { String(gpsd.port) }

@@ -14,7 +14,6 @@ let package = Package(
         .systemLibrary(
             name: "CGPS",
             path: "Sources/CGPS",
-            pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]
         ),
         .target(name: "GPSModel"),

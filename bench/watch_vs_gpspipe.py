@@ -5,11 +5,38 @@ just before each client is stopped: CPU time from schedstat (nanoseconds; rusage
 10 ms, as much as the whole difference here), peak RSS from VmHWM (rusage's maxrss would count the Python
 image a forked child starts with). Standard library only.
 
-usage: watch_vs_gpspipe.py LODESTAR_BINARY CAPTURE [RUNS]"""
+The capture is written epoch by epoch at SPEED times its recorded pace (gaps over 5 s shortened to 5 s), as a
+receiver would deliver it, so each client wakes once per epoch as it would on a Pi. Fed as fast as gpsd
+reads (SPEED 0), the figures depend mostly on how the scheduler batches gpsd's writes and vary 2x run to run.
+
+usage: watch_vs_gpspipe.py LODESTAR_BINARY CAPTURE [RUNS] [SPEED]"""
 import os, pty, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, termios, fcntl, time
 
 lodestar, capture = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+speed = float(sys.argv[4]) if len(sys.argv) > 4 else 200
+
+
+def epochs(data):
+    """The capture's lines grouped by receiver time (NMEA RMC/GGA/GNS/ZDA field 1), with that time in s."""
+    groups, current, current_time = [], [], None
+    for line in data.splitlines(keepends=True):
+        fields = line.split(b",")
+        stamp = None
+        if len(fields) > 1 and fields[0][-3:] in (b"RMC", b"GGA", b"GNS", b"ZDA") and len(fields[1]) >= 6:
+            try:
+                stamp = int(fields[1][0:2]) * 3600 + int(fields[1][2:4]) * 60 + float(fields[1][4:])
+            except ValueError:
+                stamp = None
+        if stamp is not None and current_time is not None and stamp != current_time and current:
+            groups.append((current_time, b"".join(current)))
+            current = []
+        if stamp is not None:
+            current_time = stamp
+        current.append(line)
+    if current:
+        groups.append((current_time, b"".join(current)))
+    return groups
 gpsd = shutil.which("gpsd") or "/usr/sbin/gpsd"
 primer = b"$GPTXT,01,01,02,lodestar primer*6A\r\n"
 
@@ -86,9 +113,25 @@ def one_run(work):
         wait_for("gpspipe to watch", lambda: '"class":"WATCH"' in read(outputs["gpspipe"][0]))
 
         data = open(capture, "rb").read()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(master, view[:4096]):]
+        if speed > 0:
+            due, previous = time.time(), None
+            for stamp, chunk in epochs(data):
+                if stamp is not None:
+                    if previous is not None:
+                        gap = stamp - previous
+                        gap += 86400 if gap < -43200 else 0
+                        due += min(max(gap, 0), 5) / speed
+                    previous = stamp
+                    delay = due - time.time()
+                    if delay > 0:
+                        time.sleep(delay)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(master, view):]
+        else:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(master, view[:4096]):]
         quiet_since = None
         while True:  # until gpsd has read everything: its queue empty for 0.2 s
             waiting = struct.unpack("i", fcntl.ioctl(slave, termios.FIONREAD, b"\0\0\0\0"))[0]
@@ -136,14 +179,14 @@ for _ in range(runs):
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-print(f"capture: {capture} ({os.path.getsize(capture)} bytes), {runs} runs, median figures")
+print(f"capture: {capture} ({os.path.getsize(capture)} bytes) at {speed:g}x its pace, {runs} runs, medians")
 print(f"{'client':10} {'user s':>8} {'sys s':>8} {'cpu s':>8} {'peak RSS KB':>12}   (user/sys in 10 ms ticks)")
 medians = {}
 for name in ("lodestar", "gpspipe"):
     user = statistics.median(r[0][name][0] for r in results)
     system = statistics.median(r[0][name][1] for r in results)
     cpu = statistics.median(r[0][name][2] for r in results)
-    rss = statistics.median(r[0][name][3] for r in results)
+    rss = int(statistics.median(r[0][name][3] for r in results))
     medians[name] = (cpu, rss)
     print(f"{name:10} {user:8.3f} {system:8.3f} {cpu:8.3f} {rss:12d}")
 print(f"lodestar/gpspipe CPU: {medians['lodestar'][0] / medians['gpspipe'][0]:.2f}x (target <= 1.5x); "

@@ -5,7 +5,7 @@ import GPSModel
 import Glibc
 #endif
 
-/// One connection to gpsd through libgps. Owns the heap-allocated `gps_data_t` and libgps's line buffer.
+/// One connection to gpsd through libgps. Owns the heap-allocated `gps_data_t` and the line buffer.
 ///
 /// Not thread-safe: libgps keeps per-session buffers, so exactly one thread reads a session.
 public final class GPSDSession {
@@ -15,9 +15,14 @@ public final class GPSDSession {
     public let host: String
     public let port: String
     private let data: UnsafeMutablePointer<gps_data_t>
-    private let message: UnsafeMutablePointer<CChar>
-    private let messageCapacity = Int(CGPS_MESSAGE_CAPACITY)
+    /// Received bytes: complete lines from `lineStart`, the unfinished one up to `bufferEnd`.
+    private let buffer: UnsafeMutablePointer<CChar>
+    private let bufferCapacity = 4 * Int(CGPS_MESSAGE_CAPACITY)
+    private var lineStart = 0
+    private var scanStart = 0
+    private var bufferEnd = 0
     private var isOpen = true
+    private var lastLineStart = 0
     private var lastLineLength = 0
 
     /// Connects to gpsd. Throws `GPSDError.connectionFailed` with libgps's own message.
@@ -26,8 +31,8 @@ public final class GPSDSession {
         self.port = port
         data = .allocate(capacity: 1)
         data.initialize(to: gps_data_t())
-        message = .allocate(capacity: Int(CGPS_MESSAGE_CAPACITY))
-        message.initialize(repeating: 0, count: Int(CGPS_MESSAGE_CAPACITY))
+        buffer = .allocate(capacity: 4 * Int(CGPS_MESSAGE_CAPACITY) + 1)
+        buffer.initialize(repeating: 0, count: 4 * Int(CGPS_MESSAGE_CAPACITY) + 1)
         var code: Int32 = 0
         if cgps_open(host, port, data, &code) != 0 {
             let text = String(cString: gps_errstr(code))
@@ -41,7 +46,7 @@ public final class GPSDSession {
         close()
         data.deinitialize(count: 1)
         data.deallocate()
-        message.deallocate()
+        buffer.deallocate()
     }
 
     public func close() {
@@ -76,31 +81,78 @@ public final class GPSDSession {
 
     /// Waits up to `timeoutMicroseconds` for one line and decodes it. Throws `connectionLost` when gpsd
     /// closes the connection or the socket fails.
+    ///
+    /// Lines are read from the socket here and decoded with `gps_unpack`, as a replayed line is, rather than
+    /// through `gps_read`: libgps's reader copies each line out and moves its whole buffer down after every
+    /// line, which cost more CPU than the rest of the live path on a long capture (bench/).
     public func read(timeoutMicroseconds: Int32) throws(GPSDError) -> ReadResult {
         guard isOpen else { throw .connectionLost(errno: 0) }
-        errno = 0
-        // gps_waiting returns false on timeout and on errors alike; gps_read below tells them apart.
-        if !gps_waiting(data, timeoutMicroseconds) {
-            let code = errno
-            if code == 0 || code == EINTR || code == EAGAIN { return .timeout }
-            throw .connectionLost(errno: code)
+        while true {
+            if let line = takeLine() {
+                lastLineStart = line.start
+                lastLineLength = line.count
+                // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
+                data.pointee.set = 0
+                _ = cgps_unpack(buffer + line.start, data)
+                let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
+                if let report = ReportDecoder.report(from: data, line: text) { return .report(report) }
+                continue
+            }
+            guard try fill(timeoutMilliseconds: Int32(max(0, timeoutMicroseconds / 1000))) else { return .timeout }
         }
-        // Zero `set` first, or a TPV's flags leak into the following SKY/DEVICE reads (gpsd.md §1.3).
-        data.pointee.set = 0
-        message[0] = 0
-        errno = 0
-        let consumed = gps_read(data, message, Int32(messageCapacity))
-        if consumed < 0 { throw .connectionLost(errno: errno) }
-        if consumed == 0 { return .timeout }
-        let length = strnlen(message, messageCapacity)
-        lastLineLength = length
-        let line = UnsafeBufferPointer(start: message, count: length)
-        guard let report = ReportDecoder.report(from: data, line: line) else { return .timeout }
-        return .report(report)
     }
 
-    /// The raw JSON text of the line last read (as gpsd sent it, without the newline).
+    /// The next complete line in the buffer, NUL-terminated in place (its `\r\n` overwritten).
+    private func takeLine() -> (start: Int, count: Int)? {
+        guard let newline = memchr(buffer + scanStart, 0x0A, bufferEnd - scanStart) else {
+            scanStart = bufferEnd
+            return nil
+        }
+        let end = buffer.distance(to: newline.assumingMemoryBound(to: CChar.self))
+        let start = lineStart
+        var count = end - start
+        if count > 0 && buffer[start + count - 1] == 0x0D { count -= 1 }
+        buffer[start + count] = 0
+        lineStart = end + 1
+        scanStart = lineStart
+        return (start, count)
+    }
+
+    /// Reads what the socket has (waiting up to the timeout); false when nothing came.
+    private func fill(timeoutMilliseconds: Int32) throws(GPSDError) -> Bool {
+        if lineStart > 0 {
+            // Keep the unfinished line; its bytes move to the front once per read, not once per line.
+            let pending = bufferEnd - lineStart
+            if pending > 0 { memmove(buffer, buffer + lineStart, pending) }
+            bufferEnd = pending
+            scanStart -= lineStart
+            lineStart = 0
+        }
+        if bufferEnd == bufferCapacity {
+            // A line longer than any gpsd sends (10 KiB): drop it rather than stall.
+            bufferEnd = 0
+            scanStart = 0
+        }
+        var poller = pollfd(fd: Int32(cgps_fd(data)), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, timeoutMilliseconds)
+        if ready < 0 {
+            if errno == EINTR { return false }
+            throw .connectionLost(errno: errno)
+        }
+        if ready == 0 { return false }
+        let count = recv(Int32(cgps_fd(data)), buffer + bufferEnd, bufferCapacity - bufferEnd, 0)
+        if count == 0 { throw .connectionLost(errno: 0) }
+        if count < 0 {
+            if errno == EAGAIN || errno == EINTR { return false }
+            throw .connectionLost(errno: errno)
+        }
+        bufferEnd += count
+        return true
+    }
+
+    /// The raw JSON text of the line last read (as gpsd sent it, without the line end). Valid until the
+    /// next read.
     public var lastLine: String {
-        String(decoding: UnsafeRawBufferPointer(start: message, count: lastLineLength), as: UTF8.self)
+        String(decoding: UnsafeRawBufferPointer(start: buffer + lastLineStart, count: lastLineLength), as: UTF8.self)
     }
 }

@@ -14,6 +14,10 @@ public final class GPSDSession {
 
     public let host: String
     public let port: String
+    /// When false, SKY reports carry DOPs and satellite counts but no per-satellite list: libgps then
+    /// decodes SKY without its satellites array, which is most of the bytes gpsd sends and half the
+    /// decoding time of a watch on a Pi. The counts are gpsd's own `uSat`/`nSat`.
+    public var satelliteDetail = true
     private let data: UnsafeMutablePointer<gps_data_t>
     /// Received bytes: complete lines from `lineStart`, the unfinished one up to `bufferEnd`.
     private let buffer: UnsafeMutablePointer<CChar>
@@ -40,6 +44,17 @@ public final class GPSDSession {
             isOpen = false
             throw .connectionFailed(host: host, port: port, code: code, message: text)
         }
+    }
+
+    /// A session with no connection, for decoding tests.
+    private init(unconnected: Void) throws(GPSDError) {
+        host = ""
+        port = ""
+        data = .allocate(capacity: 1)
+        data.initialize(to: gps_data_t())
+        buffer = .allocate(capacity: 1)
+        buffer.initialize(to: 0)
+        isOpen = false
     }
 
     deinit {
@@ -91,15 +106,47 @@ public final class GPSDSession {
             if let line = takeLine() {
                 lastLineStart = line.start
                 lastLineLength = line.count
-                // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
-                data.pointee.set = 0
-                _ = cgps_unpack(buffer + line.start, data)
                 let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
-                if let report = ReportDecoder.report(from: data, line: text) { return .report(report) }
+                if let report = decode(text) { return .report(report) }
                 continue
             }
             guard try fill(timeoutMilliseconds: Int32(max(0, timeoutMicroseconds / 1000))) else { return .timeout }
         }
+    }
+
+    /// Decodes `line` as a live session would, without a connection (for tests of the decoding paths).
+    static func decodeForTest(_ line: String, satelliteDetail: Bool) -> Report? {
+        guard let session = try? GPSDSession(unconnected: ()) else { return nil }
+        session.satelliteDetail = satelliteDetail
+        var bytes = Array(line.utf8CString)
+        return bytes.withUnsafeMutableBufferPointer { buffer in
+            session.decode(UnsafeBufferPointer(rebasing: buffer.dropLast()))
+        }
+    }
+
+    private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
+        // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
+        data.pointee.set = 0
+        guard !satelliteDetail, JSONPeek.className(in: line) == "SKY",
+            let cut = JSONPeek.offset(of: #","satellites":["#, in: line), let base = line.baseAddress
+        else {
+            guard let base = line.baseAddress else { return nil }
+            _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
+            return ReportDecoder.report(from: data, line: line)
+        }
+        // Decode the line without its satellites array: end the object where the array starts, then put
+        // the two bytes back so `lastLine` stays what gpsd sent.
+        let end = UnsafeMutablePointer(mutating: base + cut)
+        let saved = (end[0], end[1])
+        end[0] = CChar(UInt8(ascii: "}"))
+        end[1] = 0
+        _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
+        end[0] = saved.0
+        end[1] = saved.1
+        guard case .sky(var sky)? = ReportDecoder.report(from: data, line: line) else { return nil }
+        sky.satellitesUsed = JSONPeek.integerValue(of: "uSat", in: line) ?? 0
+        sky.satellitesVisible = JSONPeek.integerValue(of: "nSat", in: line) ?? 0
+        return .sky(sky)
     }
 
     /// The next complete line in the buffer, NUL-terminated in place (its `\r\n` overwritten).

@@ -21,6 +21,26 @@ enum JSONPeek {
         text.utf8CString.withUnsafeBufferPointer { stringValue(of: key, in: UnsafeBufferPointer(rebasing: $0.dropLast())) }
     }
 
+    /// The non-negative integer value of `"key":123` (first occurrence).
+    static func integerValue(of key: String, in line: UnsafeBufferPointer<CChar>) -> Int? {
+        let pattern = Array("\"\(key)\":".utf8)
+        guard var index = find(pattern, in: line) else { return nil }
+        var value = 0
+        var digits = 0
+        while index < line.count, line[index] >= 0x30, line[index] <= 0x39, digits < 9 {
+            value = value * 10 + Int(line[index] - 0x30)
+            index += 1
+            digits += 1
+        }
+        return digits > 0 ? value : nil
+    }
+
+    /// Where `text` starts in `line`.
+    static func offset(of text: String, in line: UnsafeBufferPointer<CChar>) -> Int? {
+        let pattern = Array(text.utf8)
+        return find(pattern, in: line).map { $0 - pattern.count }
+    }
+
     static func contains(_ text: String, in line: UnsafeBufferPointer<CChar>) -> Bool {
         find(Array(text.utf8), in: line) != nil
     }

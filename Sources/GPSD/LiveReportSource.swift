@@ -50,15 +50,18 @@ public final class LiveReportSource: Sendable {
     public let port: String
     public let device: String?
     public let backoff: ReconnectBackoff
+    /// Whether SKY reports list each satellite (see `GPSDSession.satelliteDetail`).
+    public let satelliteDetail: Bool
 
     public init(
         host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil,
-        backoff: ReconnectBackoff = .standard
+        backoff: ReconnectBackoff = .standard, satelliteDetail: Bool = true
     ) {
         self.host = host
         self.port = port
         self.device = device
         self.backoff = backoff
+        self.satelliteDetail = satelliteDetail
     }
 
     /// How often the read loop looks at `shouldStop` while gpsd is quiet, and while an epoch is pending.
@@ -128,6 +131,7 @@ public final class LiveReportSource: Sendable {
 
     private func connect() throws(GPSDError) -> GPSDSession {
         let session = try GPSDSession(host: host, port: port)
+        session.satelliteDetail = satelliteDetail
         try session.watch(device: device)
         return session
     }

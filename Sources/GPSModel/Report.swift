@@ -112,11 +112,15 @@ public struct SkyView: Sendable, Equatable {
     public var hdop: Double?
     public var vdop: Double?
     public var pdop: Double?
+    /// Each satellite; empty when the source was asked for counts only (`satelliteDetail: false`).
     public var satellites: [Satellite]
+    public var satellitesUsed: Int
+    public var satellitesVisible: Int
 
+    /// Counts default to those of `satellites`.
     public init(
         device: String? = nil, time: UTCTime? = nil, hdop: Double? = nil, vdop: Double? = nil,
-        pdop: Double? = nil, satellites: [Satellite] = []
+        pdop: Double? = nil, satellites: [Satellite] = [], satellitesUsed: Int? = nil, satellitesVisible: Int? = nil
     ) {
         self.device = device
         self.time = time
@@ -124,7 +128,7 @@ public struct SkyView: Sendable, Equatable {
         self.vdop = vdop
         self.pdop = pdop
         self.satellites = satellites
+        self.satellitesUsed = satellitesUsed ?? satellites.count(where: \.used)
+        self.satellitesVisible = satellitesVisible ?? satellites.count
     }
-
-    public var satellitesUsed: Int { satellites.count(where: \.used) }
 }

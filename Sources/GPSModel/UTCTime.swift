@@ -23,26 +23,41 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// ISO 8601 in UTC with milliseconds, the form gpsd itself writes: `2026-11-30T03:22:00.000Z`.
     public var iso8601: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
+        let secondOfDay = Int(seconds - days * 86_400)
         let (year, month, day) = UTCTime.civilDate(daysSinceEpoch: days)
         let milliseconds = Int(nanoseconds / 1_000_000)
-        var text = ""
-        text.reserveCapacity(24)
-        UTCTime.append(year, width: 4, to: &text)
-        text += "-"
-        UTCTime.append(month, width: 2, to: &text)
-        text += "-"
-        UTCTime.append(day, width: 2, to: &text)
-        text += "T"
-        UTCTime.append(Int(secondOfDay / 3600), width: 2, to: &text)
-        text += ":"
-        UTCTime.append(Int(secondOfDay % 3600 / 60), width: 2, to: &text)
-        text += ":"
-        UTCTime.append(Int(secondOfDay % 60), width: 2, to: &text)
-        text += "."
-        UTCTime.append(milliseconds, width: 3, to: &text)
-        text += "Z"
-        return text
+        // Built as bytes: it is formatted once per printed fix.
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = max(0, value)
+            if rest / divisor >= 10 {
+                bytes.append(contentsOf: String(rest).utf8)
+                return
+            }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 3600 / 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(milliseconds, 3)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var description: String { iso8601 }
@@ -59,13 +74,5 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (Int(year), Int(month), Int(day))
-    }
-
-    private static func append(_ value: Int, width: Int, to text: inout String) {
-        let digits = String(value)
-        if digits.count < width {
-            text += String(repeating: "0", count: width - digits.count)
-        }
-        text += digits
     }
 }

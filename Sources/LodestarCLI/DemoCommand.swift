@@ -48,7 +48,7 @@ enum DemoCommand {
 
         if capturePath == nil, let receiver = systemReceiver() {
             context.say("lodestar demo: the system gpsd has a receiver (\(receiver)); watching it")
-            return WatchLoop(options: options, context: context).run(source: LiveReportSource())
+            return WatchLoop(options: options, context: context).run(source: LiveReportSource(satelliteDetail: false))
         }
 
         let captureName: String
@@ -100,7 +100,7 @@ enum DemoCommand {
             }
             if !started { feedDone.store(true, ordering: .releasing) }
         }
-        let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port))
+        let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
         let code = WatchLoop(options: options, context: context).run(
             source: source, extraStop: { feedDone.load(ordering: .acquiring) }, onWatching: startFeeding)
         stopFeeding.store(true, ordering: .relaxed)

@@ -44,7 +44,9 @@ enum WatchCommand {
             source = LiveReportSource(
                 host: parsed.string("host") ?? GPSDSession.defaultHost,
                 port: try parsed.port("port") ?? GPSDSession.defaultPort,
-                device: parsed.string("device"))
+                device: parsed.string("device"),
+                // watch prints satellite counts only; skipping the per-satellite list halves its decoding.
+                satelliteDetail: false)
         } catch {
             return LodestarCommand.usageFailure(error, usage: usage, context: context)
         }

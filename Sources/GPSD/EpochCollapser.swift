@@ -1,66 +1,78 @@
 import GPSModel
 
 /// gpsd sends several TPVs per epoch for NMEA receivers: one per sentence that may end a cycle (RMC, GGA,
-/// GSA…), each adding what its sentence carried, the last the most complete. Keeps one fix per timestamp
-/// and device: the epoch's last TPV with a position (or its last TPV when none has one), passed on when
-/// the next epoch starts or when the device has been quiet for `quietInterval`. Fixes without a time
-/// cannot be matched and pass straight through.
+/// GSA…), each adding what its sentence carried, the last the most complete. Keeps one per timestamp and
+/// device: the epoch's last TPV with a position (or its last TPV when none has one), passed on when the
+/// next epoch starts or when the device has been quiet for `quietInterval`. TPVs without a time cannot be
+/// matched and pass straight through.
 ///
-/// Pure: the caller says what time it is (monotonic seconds).
-public struct EpochCollapser: Sendable {
+/// Generic over what is kept, so the live session can hold an epoch's raw line and decode only the one
+/// that is passed on (gpsd's 3 TPVs per NMEA epoch made TPV decoding a third of `watch`'s CPU). Pure: the
+/// caller says what time it is (monotonic seconds).
+public struct EpochCollapser<Time: Equatable & Sendable, Payload: Sendable>: Sendable {
     /// Longer than the gap between two sentences of one epoch at 4800 baud (an 80-byte sentence takes
     /// 0.17 s), shorter than any receiver's epoch.
-    public static let defaultQuietInterval = 0.35
+    public static var defaultQuietInterval: Double { 0.35 }
 
-    private struct Pending {
-        var fix: Fix
-        var time: UTCTime
+    private struct Pending: Sendable {
+        var payload: Payload
+        var time: Time
+        var hasPosition: Bool
         var lastSeen: Double
     }
 
     public let quietInterval: Double
     private var pending: [String: Pending] = [:]
 
-    public init(quietInterval: Double = EpochCollapser.defaultQuietInterval) {
+    public init(quietInterval: Double = 0.35) {
         self.quietInterval = quietInterval
     }
 
-    /// Takes one TPV; returns the fixes that are now complete (the previous epoch's, or this one if it has
-    /// no time).
-    public mutating func add(_ fix: Fix, now: Double) -> [Fix] {
-        guard let time = fix.time else { return [fix] }
-        let key = fix.device ?? ""
-        if var current = pending[key], current.time == time {
-            if fix.hasPosition || !current.fix.hasPosition { current.fix = fix }
+    /// Takes one TPV; returns what is now complete (the device's previous epoch, or this TPV if it has no
+    /// time).
+    public mutating func add(_ payload: Payload, device: String, time: Time?, hasPosition: Bool, now: Double) -> [Payload] {
+        guard let time else { return [payload] }
+        if var current = pending[device], current.time == time {
+            if hasPosition || !current.hasPosition {
+                current.payload = payload
+                current.hasPosition = hasPosition
+            }
             current.lastSeen = now
-            pending[key] = current
+            pending[device] = current
             return []
         }
-        let finished = pending[key].map { [$0.fix] } ?? []
-        pending[key] = Pending(fix: fix, time: time, lastSeen: now)
+        let finished = pending[device].map { [$0.payload] } ?? []
+        pending[device] = Pending(payload: payload, time: time, hasPosition: hasPosition, lastSeen: now)
         return finished
     }
 
     /// The epochs whose device has been quiet for `quietInterval`.
-    public mutating func flushQuiet(now: Double) -> [Fix] {
-        var finished: [Fix] = []
-        for (key, entry) in pending where now - entry.lastSeen >= quietInterval {
-            finished.append(entry.fix)
-            pending[key] = nil
+    public mutating func flushQuiet(now: Double) -> [Payload] {
+        var finished: [Payload] = []
+        for (device, entry) in pending where now - entry.lastSeen >= quietInterval {
+            finished.append(entry.payload)
+            pending[device] = nil
         }
         return finished
     }
 
     /// The pending epoch of one device (it closed), or of all (the connection ended).
-    public mutating func flush(device: String? = nil) -> [Fix] {
+    public mutating func flush(device: String? = nil) -> [Payload] {
         if let device {
             guard let entry = pending.removeValue(forKey: device) else { return [] }
-            return [entry.fix]
+            return [entry.payload]
         }
-        let finished = pending.values.map(\.fix)
+        let finished = pending.values.map(\.payload)
         pending.removeAll()
         return finished
     }
 
     public var hasPending: Bool { !pending.isEmpty }
+}
+
+extension EpochCollapser where Time == UTCTime, Payload == Fix {
+    /// Collapses decoded fixes (replay, tests).
+    public mutating func add(_ fix: Fix, now: Double) -> [Fix] {
+        add(fix, device: fix.device ?? "", time: fix.time, hasPosition: fix.hasPosition, now: now)
+    }
 }

@@ -94,34 +94,113 @@ public final class GPSDSession {
         case timeout
     }
 
-    /// Waits up to `timeoutMicroseconds` for one line and decodes it. Throws `connectionLost` when gpsd
-    /// closes the connection or the socket fails.
+    /// When true, TPVs come out one per epoch and device (see `EpochCollapser`): the epoch's raw lines are
+    /// held and only the one passed on is decoded. A closed device's pending epoch comes out before its
+    /// DEVICE report; `pendingFixes()` gives what is still held when the connection ends.
+    public var collapsesEpochs = false
+    private var collapser = EpochCollapser<[UInt8], [CChar]>()
+    private var outbox: [Report] = []
+    private var outboxStart = 0
+
+    /// Waits up to `timeoutMicroseconds` for one report. Throws `connectionLost` when gpsd closes the
+    /// connection or the socket fails.
     ///
     /// Lines are read from the socket here and decoded with `gps_unpack`, as a replayed line is, rather than
     /// through `gps_read`: libgps's reader copies each line out and moves its whole buffer down after every
     /// line, which cost more CPU than the rest of the live path on a long capture (bench/).
     public func read(timeoutMicroseconds: Int32) throws(GPSDError) -> ReadResult {
         guard isOpen else { throw .connectionLost(errno: 0) }
+        let deadline = monotonicNow() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
+            if let report = nextQueued() { return .report(report) }
+            if collapser.hasPending {
+                for payload in collapser.flushQuiet(now: monotonicNow()) { enqueue(decodeHeld(payload)) }
+                if let report = nextQueued() { return .report(report) }
+            }
             if let line = takeLine() {
                 lastLineStart = line.start
                 lastLineLength = line.count
-                let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
-                if let report = decode(text) { return .report(report) }
+                process(UnsafeBufferPointer(start: buffer + line.start, count: line.count))
                 continue
             }
-            guard try fill(timeoutMilliseconds: Int32(max(0, timeoutMicroseconds / 1000))) else { return .timeout }
+            let remaining = deadline - monotonicNow()
+            if remaining <= 0 { return .timeout }
+            // While an epoch is held, wake in time to pass it on once its device has gone quiet.
+            let wait = collapser.hasPending ? min(remaining, 0.05) : remaining
+            if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up))), !collapser.hasPending {
+                return .timeout
+            }
+        }
+    }
+
+    /// The fixes still held for their epoch to end (the connection is ending).
+    public func pendingFixes() -> [Fix] {
+        collapser.flush().compactMap { payload in
+            guard case .fix(let fix)? = decodeHeld(payload) else { return nil }
+            return fix
+        }
+    }
+
+    private func nextQueued() -> Report? {
+        guard outboxStart < outbox.count else { return nil }
+        let report = outbox[outboxStart]
+        outboxStart += 1
+        if outboxStart == outbox.count {
+            outbox.removeAll(keepingCapacity: true)
+            outboxStart = 0
+        }
+        return report
+    }
+
+    private func enqueue(_ report: Report?) {
+        if let report { outbox.append(report) }
+    }
+
+    /// One complete line: decoded, or held for its epoch.
+    private func process(_ line: UnsafeBufferPointer<CChar>) {
+        guard collapsesEpochs, JSONPeek.className(in: line) == "TPV" else {
+            let report = decode(line)
+            if collapsesEpochs, case .device(let device)? = report, !device.isActive {
+                for payload in collapser.flush(device: device.path) { enqueue(decodeHeld(payload)) }
+            }
+            enqueue(report)
+            return
+        }
+        // Read the epoch's identity from the text; decode only the TPV that is passed on.
+        let time = JSONPeek.stringValue(of: "time", in: line).map { Array($0.utf8) }
+        let hasPosition = (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
+            && JSONPeek.contains(#""lat":"#, in: line) && JSONPeek.contains(#""lon":"#, in: line)
+        // The line and the NUL that ends it.
+        let held = Array(UnsafeBufferPointer(start: line.baseAddress, count: line.count + 1))
+        let finished = collapser.add(
+            held, device: JSONPeek.stringValue(of: "device", in: line) ?? "", time: time, hasPosition: hasPosition,
+            now: monotonicNow())
+        for payload in finished { enqueue(decodeHeld(payload)) }
+    }
+
+    /// Decodes a held line (NUL-terminated copy).
+    private func decodeHeld(_ payload: [CChar]) -> Report? {
+        var copy = payload
+        return copy.withUnsafeMutableBufferPointer { bytes in
+            decode(UnsafeBufferPointer(rebasing: bytes.dropLast()))
         }
     }
 
     /// Decodes `line` as a live session would, without a connection (for tests of the decoding paths).
-    static func decodeForTest(_ line: String, satelliteDetail: Bool) -> Report? {
-        guard let session = try? GPSDSession(unconnected: ()) else { return nil }
+    static func decodeForTest(_ lines: [String], satelliteDetail: Bool, collapsesEpochs: Bool = false) -> [Report] {
+        guard let session = try? GPSDSession(unconnected: ()) else { return [] }
         session.satelliteDetail = satelliteDetail
-        var bytes = Array(line.utf8CString)
-        return bytes.withUnsafeMutableBufferPointer { buffer in
-            session.decode(UnsafeBufferPointer(rebasing: buffer.dropLast()))
+        session.collapsesEpochs = collapsesEpochs
+        var reports: [Report] = []
+        for line in lines {
+            var bytes = Array(line.utf8CString)
+            bytes.withUnsafeMutableBufferPointer { buffer in
+                session.process(UnsafeBufferPointer(rebasing: buffer.dropLast()))
+            }
+            while let report = session.nextQueued() { reports.append(report) }
         }
+        reports += session.pendingFixes().map { .fix($0) }
+        return reports
     }
 
     private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {

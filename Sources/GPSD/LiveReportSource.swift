@@ -44,7 +44,8 @@ public struct ReconnectBackoff: Sendable, Equatable {
 }
 
 /// Reads gpsd on its own thread (or the caller's, with `run`) and turns its stream into `LiveEvent`s:
-/// reconnects when gpsd goes away, notices devices closing and appearing, and collapses each epoch's TPVs.
+/// reconnects when gpsd goes away, notices devices closing and appearing, and passes on one fix per epoch
+/// (the session collapses each epoch's TPVs).
 public final class LiveReportSource: Sendable {
     public let host: String
     public let port: String
@@ -64,9 +65,8 @@ public final class LiveReportSource: Sendable {
         self.satelliteDetail = satelliteDetail
     }
 
-    /// How often the read loop looks at `shouldStop` while gpsd is quiet, and while an epoch is pending.
+    /// How often the read loop looks at `shouldStop` while gpsd is quiet.
     static let pollMicroseconds: Int32 = 200_000
-    static let pendingPollMicroseconds: Int32 = 50_000
 
     /// Runs on the calling thread until `shouldStop` returns true (checked at least every 0.2 s and after
     /// each event). The first connection's failure is thrown (gpsd is not there at all); after that, losses
@@ -87,25 +87,25 @@ public final class LiveReportSource: Sendable {
                 continue
             }
             do {
-                let timeout = state.hasPendingEpoch ? Self.pendingPollMicroseconds : Self.pollMicroseconds
-                switch try current.read(timeoutMicroseconds: timeout) {
+                switch try current.read(timeoutMicroseconds: Self.pollMicroseconds) {
                 case .timeout:
                     break
                 case .report(let report):
-                    for event in state.events(for: report, host: host, port: port, now: monotonicNow()) {
-                        onEvent(event)
-                    }
+                    for event in state.events(for: report, host: host, port: port) { onEvent(event) }
                 }
-                for event in state.quietEpochs(now: monotonicNow()) { onEvent(event) }
             } catch {
+                // The epoch gpsd was still sending is as good as it will get; pass it on before the loss.
+                for fix in current.pendingFixes() { onEvent(.fix(fix)) }
                 current.close()
                 session = nil
                 failures = 0
-                for event in state.connectionLost(error.description) { onEvent(event) }
+                if let event = state.connectionLost(error.description) { onEvent(event) }
             }
         }
-        for event in state.finish() { onEvent(event) }
-        session?.close()
+        if let session {
+            for fix in session.pendingFixes() { onEvent(.fix(fix)) }
+            session.close()
+        }
     }
 
     /// The events as an `AsyncSequence`, read on a dedicated thread. Ending the iteration (or cancelling the
@@ -132,6 +132,7 @@ public final class LiveReportSource: Sendable {
     private func connect() throws(GPSDError) -> GPSDSession {
         let session = try GPSDSession(host: host, port: port)
         session.satelliteDetail = satelliteDetail
+        session.collapsesEpochs = true
         try session.watch(device: device)
         return session
     }
@@ -157,7 +158,6 @@ struct StreamState {
     private var version: GPSDVersion?
     private var hasWatched = false
     private var lost = false
-    private var collapser = EpochCollapser()
 
     init(watchedDevice: String?) {
         self.watchedDevice = watchedDevice
@@ -167,21 +167,10 @@ struct StreamState {
         watchedDevice == nil || watchedDevice == path
     }
 
-    var hasPendingEpoch: Bool { collapser.hasPending }
-
-    mutating func quietEpochs(now: Double) -> [LiveEvent] {
-        collapser.flushQuiet(now: now).map { .fix($0) }
-    }
-
-    /// The source is stopping: what is still pending.
-    mutating func finish() -> [LiveEvent] {
-        collapser.flush().map { .fix($0) }
-    }
-
-    mutating func events(for report: Report, host: String, port: String, now: Double) -> [LiveEvent] {
+    mutating func events(for report: Report, host: String, port: String) -> [LiveEvent] {
         switch report {
         case .fix(let fix):
-            return collapser.add(fix, now: now).map { .fix($0) }
+            return [.fix(fix)]
         case .version(let version):
             self.version = version
             return [.report(report)]
@@ -213,9 +202,8 @@ struct StreamState {
                 }
                 return events
             }
-            var events: [LiveEvent] = collapser.flush(device: device.path).map { .fix($0) }
-            guard activeDevices.remove(device.path) != nil else { return events + [.report(report)] }
-            events.append(.deviceClosed(path: device.path))
+            guard activeDevices.remove(device.path) != nil else { return [.report(report)] }
+            var events: [LiveEvent] = [.deviceClosed(path: device.path)]
             if activeDevices.isEmpty, !lost {
                 lost = true
                 events.append(.receiverLost(reason: "\(device.path) closed"))
@@ -226,16 +214,14 @@ struct StreamState {
         }
     }
 
-    /// The connection to gpsd broke: the pending epochs, then the loss unless one is already outstanding.
-    mutating func connectionLost(_ reason: String) -> [LiveEvent] {
-        var events: [LiveEvent] = collapser.flush().map { .fix($0) }
+    /// The connection to gpsd broke: the loss, unless one is already outstanding.
+    mutating func connectionLost(_ reason: String) -> LiveEvent? {
         activeDevices.removeAll()
         // A loss before the first WATCH echo still counts once we have been connected.
         hasWatched = true
-        guard !lost else { return events }
+        guard !lost else { return nil }
         lost = true
-        events.append(.receiverLost(reason: reason))
-        return events
+        return .receiverLost(reason: reason)
     }
 }
 

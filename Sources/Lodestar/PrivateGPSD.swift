@@ -57,7 +57,7 @@ public final class PrivateGPSD: @unchecked Sendable {
     public init(options: Options = Options()) throws(StartError) {
         guard let gpsd = findExecutable("gpsd") else { throw .gpsdNotInstalled }
         var template = Array("/tmp/lodestar-gpsd-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw .system(SystemError("mkdtemp", "/tmp/lodestar-gpsd-XXXXXX"))
         }
         folder = String(cString: made)

@@ -11,7 +11,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
 
 @Suite struct EpochCollapserTests {
     @Test func keepsTheLastTPVOfAnEpochAndEmitsItWhenTheNextStarts() {
-        var collapser = EpochCollapser()
+        var collapser = EpochCollapser<UTCTime, Fix>()
         #expect(collapser.add(tpv(0), now: 0).isEmpty)
         #expect(collapser.add(tpv(0, altitude: 10), now: 0.1).isEmpty)
         let emitted = collapser.add(tpv(1), now: 1)
@@ -19,14 +19,14 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func aLaterTPVWithoutPositionDoesNotReplaceOneWithIt() {
-        var collapser = EpochCollapser()
+        var collapser = EpochCollapser<UTCTime, Fix>()
         _ = collapser.add(tpv(0, altitude: 5), now: 0)
         _ = collapser.add(tpv(0, mode: .noFix), now: 0.1)
         #expect(collapser.add(tpv(1), now: 1) == [tpv(0, altitude: 5)])
     }
 
     @Test func aQuietDeviceFlushesItsEpoch() {
-        var collapser = EpochCollapser(quietInterval: 0.35)
+        var collapser = EpochCollapser<UTCTime, Fix>(quietInterval: 0.35)
         _ = collapser.add(tpv(0), now: 10)
         #expect(collapser.flushQuiet(now: 10.2).isEmpty)
         #expect(collapser.flushQuiet(now: 10.4) == [tpv(0)])
@@ -37,7 +37,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func devicesAreCollapsedSeparately() {
-        var collapser = EpochCollapser()
+        var collapser = EpochCollapser<UTCTime, Fix>()
         _ = collapser.add(tpv(0, device: "/dev/a"), now: 0)
         _ = collapser.add(tpv(0, device: "/dev/b"), now: 0)
         #expect(collapser.add(tpv(1, device: "/dev/a"), now: 1) == [tpv(0, device: "/dev/a")])
@@ -45,7 +45,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func fixesWithoutTimePassThrough() {
-        var collapser = EpochCollapser()
+        var collapser = EpochCollapser<UTCTime, Fix>()
         let timeless = Fix(device: "/dev/a", mode: .threeD, latitude: 1, longitude: 2)
         #expect(collapser.add(timeless, now: 0) == [timeless])
         #expect(collapser.add(timeless, now: 0) == [timeless])
@@ -55,8 +55,8 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
 @Suite struct StreamStateTests {
     let activated = UTCTime(seconds: 1_700_000_000)
 
-    func feed(_ state: inout StreamState, _ reports: [Report], now: Double = 0) -> [LiveEvent] {
-        reports.flatMap { state.events(for: $0, host: "h", port: "p", now: now) }
+    func feed(_ state: inout StreamState, _ reports: [Report]) -> [LiveEvent] {
+        reports.flatMap { state.events(for: $0, host: "h", port: "p") }
     }
 
     @Test func firstWatchIsWatchingAndDevicesListedBecomeActive() {
@@ -74,24 +74,18 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     @Test func gpsdGoingAwayIsOneLossAndTheNextWatchIsBack() {
         var state = StreamState(watchedDevice: nil)
         _ = feed(&state, [.watch(enabled: true)])
-        #expect(state.connectionLost("gpsd closed the connection") == [.receiverLost(reason: "gpsd closed the connection")])
+        #expect(state.connectionLost("gpsd closed the connection") == .receiverLost(reason: "gpsd closed the connection"))
         // Further failed reconnections say nothing more.
-        #expect(state.connectionLost("again").isEmpty)
+        #expect(state.connectionLost("again") == nil)
         #expect(feed(&state, [.watch(enabled: true)]) == [.receiverBack])
-    }
-
-    @Test func lossFlushesThePendingEpochFirst() {
-        var state = StreamState(watchedDevice: nil)
-        _ = feed(&state, [.watch(enabled: true), .fix(tpv(0))])
-        #expect(state.connectionLost("gone") == [.fix(tpv(0)), .receiverLost(reason: "gone")])
     }
 
     @Test func theLastDeviceClosingIsALossAndItsReturnIsBack() {
         var state = StreamState(watchedDevice: nil)
         let device = DeviceInfo(path: "/dev/pts/1", activated: activated)
-        _ = feed(&state, [.watch(enabled: true), .device(device), .fix(tpv(0))])
+        #expect(feed(&state, [.watch(enabled: true), .device(device), .fix(tpv(0))]).last == .fix(tpv(0)))
         let closed = feed(&state, [.device(DeviceInfo(path: "/dev/pts/1"))])
-        #expect(closed == [.fix(tpv(0)), .deviceClosed(path: "/dev/pts/1"), .receiverLost(reason: "/dev/pts/1 closed")])
+        #expect(closed == [.deviceClosed(path: "/dev/pts/1"), .receiverLost(reason: "/dev/pts/1 closed")])
         #expect(feed(&state, [.device(device)]) == [.deviceActivated(device), .receiverBack])
     }
 
@@ -122,7 +116,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
             Issue.record("not SKY")
             return
         }
-        guard case .sky(let summary)? = GPSDSession.decodeForTest(line, satelliteDetail: false) else {
+        guard case .sky(let summary)? = GPSDSession.decodeForTest([line], satelliteDetail: false).first else {
             Issue.record("summary decode failed")
             return
         }
@@ -133,5 +127,47 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
         #expect(summary.satellitesVisible == full.satellitesVisible)
         #expect(summary.satellites.isEmpty)
         #expect(full.satellites.count == 3)
+    }
+}
+
+/// The live session's epoch collapse on raw lines: only the epoch's last TPV is decoded and passed on.
+@Suite struct SessionEpochTests {
+    let rmc = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2017-03-31T11:01:24.000Z","lat":55.08884,"lon":38.97645,"speed":78.5}"#
+    let gga = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2017-03-31T11:01:24.000Z","lat":55.08884,"lon":38.97645,"altMSL":2177.0,"speed":78.5}"#
+    let next = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2017-03-31T11:01:25.000Z","lat":55.08895,"lon":38.97756,"altMSL":2177.0}"#
+    let noFix = #"{"class":"TPV","device":"/dev/pts/1","mode":1,"time":"2017-03-31T11:01:25.000Z"}"#
+    let closed = #"{"class":"DEVICE","path":"/dev/pts/1","activated":0}"#
+
+    func fixes(_ reports: [Report]) -> [Fix] {
+        reports.compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
+    }
+
+    @Test func theEpochsLastTPVIsPassedOnWhenTheNextBegins() {
+        let reports = GPSDSession.decodeForTest([rmc, gga, next], satelliteDetail: true, collapsesEpochs: true)
+        let out = fixes(reports)
+        #expect(out.count == 2)
+        #expect(out.first?.altitudeMSL == 2177)
+        #expect(out.first?.time?.iso8601 == "2017-03-31T11:01:24.000Z")
+        #expect(out.last?.time?.iso8601 == "2017-03-31T11:01:25.000Z")
+    }
+
+    @Test func aLaterTPVWithoutPositionDoesNotReplaceOneWithIt() {
+        let out = fixes(GPSDSession.decodeForTest([next, noFix], satelliteDetail: true, collapsesEpochs: true))
+        #expect(out.count == 1)
+        #expect(out.first?.mode == .threeD)
+    }
+
+    @Test func aClosingDeviceGetsItsPendingEpochFirst() {
+        let reports = GPSDSession.decodeForTest([rmc, closed], satelliteDetail: true, collapsesEpochs: true)
+        #expect(reports.count == 2)
+        guard case .fix = reports.first, case .device(let device) = reports.last else {
+            Issue.record("expected the fix, then the DEVICE: \(reports)")
+            return
+        }
+        #expect(!device.isActive)
+    }
+
+    @Test func withoutCollapsingEveryTPVIsDecoded() {
+        #expect(fixes(GPSDSession.decodeForTest([rmc, gga, next], satelliteDetail: true)).count == 3)
     }
 }

@@ -9,7 +9,7 @@ import GPSModel
 /// Generic over what is kept, so the live session can hold an epoch's raw line and decode only the one
 /// that is passed on (gpsd's 3 TPVs per NMEA epoch made TPV decoding a third of `watch`'s CPU). Pure: the
 /// caller says what time it is (monotonic seconds).
-public struct EpochCollapser<Time: Equatable & Sendable, Payload: Sendable>: Sendable {
+public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Sendable, Payload: Sendable>: Sendable {
     /// Longer than the gap between two sentences of one epoch at 4800 baud (an 80-byte sentence takes
     /// 0.17 s), shorter than any receiver's epoch.
     public static var defaultQuietInterval: Double { 0.35 }
@@ -22,7 +22,7 @@ public struct EpochCollapser<Time: Equatable & Sendable, Payload: Sendable>: Sen
     }
 
     public let quietInterval: Double
-    private var pending: [String: Pending] = [:]
+    private var pending: [Device: Pending] = [:]
 
     public init(quietInterval: Double = 0.35) {
         self.quietInterval = quietInterval
@@ -30,7 +30,7 @@ public struct EpochCollapser<Time: Equatable & Sendable, Payload: Sendable>: Sen
 
     /// Takes one TPV; returns what is now complete (the device's previous epoch, or this TPV if it has no
     /// time).
-    public mutating func add(_ payload: Payload, device: String, time: Time?, hasPosition: Bool, now: Double) -> [Payload] {
+    public mutating func add(_ payload: Payload, device: Device, time: Time?, hasPosition: Bool, now: Double) -> [Payload] {
         guard let time else { return [payload] }
         if var current = pending[device], current.time == time {
             if hasPosition || !current.hasPosition {
@@ -57,7 +57,7 @@ public struct EpochCollapser<Time: Equatable & Sendable, Payload: Sendable>: Sen
     }
 
     /// The pending epoch of one device (it closed), or of all (the connection ended).
-    public mutating func flush(device: String? = nil) -> [Payload] {
+    public mutating func flush(device: Device? = nil) -> [Payload] {
         if let device {
             guard let entry = pending.removeValue(forKey: device) else { return [] }
             return [entry.payload]
@@ -70,7 +70,7 @@ public struct EpochCollapser<Time: Equatable & Sendable, Payload: Sendable>: Sen
     public var hasPending: Bool { !pending.isEmpty }
 }
 
-extension EpochCollapser where Time == UTCTime, Payload == Fix {
+extension EpochCollapser where Device == String, Time == UTCTime, Payload == Fix {
     /// Collapses decoded fixes (replay, tests).
     public mutating func add(_ fix: Fix, now: Double) -> [Fix] {
         add(fix, device: fix.device ?? "", time: fix.time, hasPosition: fix.hasPosition, now: now)

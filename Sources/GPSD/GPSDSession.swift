@@ -98,7 +98,7 @@ public final class GPSDSession {
     /// held and only the one passed on is decoded. A closed device's pending epoch comes out before its
     /// DEVICE report; `pendingFixes()` gives what is still held when the connection ends.
     public var collapsesEpochs = false
-    private var collapser = EpochCollapser<[UInt8], [CChar]>()
+    private var collapser = EpochCollapser<TextKey, TextKey, [CChar]>()
     private var outbox: [Report] = []
     private var outboxStart = 0
 
@@ -158,22 +158,25 @@ public final class GPSDSession {
 
     /// One complete line: decoded, or held for its epoch.
     private func process(_ line: UnsafeBufferPointer<CChar>) {
-        guard collapsesEpochs, JSONPeek.className(in: line) == "TPV" else {
+        guard collapsesEpochs, JSONPeek.hasClass("TPV", in: line) else {
             let report = decode(line)
-            if collapsesEpochs, case .device(let device)? = report, !device.isActive {
-                for payload in collapser.flush(device: device.path) { enqueue(decodeHeld(payload)) }
+            if collapsesEpochs, case .device(let device)? = report, !device.isActive,
+                let path = JSONPeek.textKey(of: "path", in: line)
+            {
+                for payload in collapser.flush(device: path) { enqueue(decodeHeld(payload)) }
             }
             enqueue(report)
             return
         }
         // Read the epoch's identity from the text; decode only the TPV that is passed on.
-        let time = JSONPeek.stringValue(of: "time", in: line).map { Array($0.utf8) }
+        let time = JSONPeek.textKey(of: "time", in: line)
         let hasPosition = (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
-            && JSONPeek.contains(#""lat":"#, in: line) && JSONPeek.contains(#""lon":"#, in: line)
+            && JSONPeek.hasMember("lat", in: line) && JSONPeek.hasMember("lon", in: line)
         // The line and the NUL that ends it.
         let held = Array(UnsafeBufferPointer(start: line.baseAddress, count: line.count + 1))
         let finished = collapser.add(
-            held, device: JSONPeek.stringValue(of: "device", in: line) ?? "", time: time, hasPosition: hasPosition,
+            held, device: JSONPeek.textKey(of: "device", in: line) ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]),
+            time: time, hasPosition: hasPosition,
             now: monotonicNow())
         for payload in finished { enqueue(decodeHeld(payload)) }
     }
@@ -206,7 +209,7 @@ public final class GPSDSession {
     private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
         // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
         data.pointee.set = 0
-        guard !satelliteDetail, JSONPeek.className(in: line) == "SKY",
+        guard !satelliteDetail, JSONPeek.hasClass("SKY", in: line),
             let cut = JSONPeek.offset(of: #","satellites":["#, in: line), let base = line.baseAddress
         else {
             guard let base = line.baseAddress else { return nil }

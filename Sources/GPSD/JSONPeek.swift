@@ -1,30 +1,48 @@
-/// Reads the few things libgps does not give us straight from a gpsd JSON line, without building a String
-/// for every line (the live path reads one per report).
+/// Reads the few things the live path needs before (or instead of) libgps's decoding, straight from a gpsd
+/// JSON line: the class, an epoch's time and device, the `"activated":0` libgps cannot parse. Patterns are
+/// static and values come back as byte ranges or fixed-size keys, so peeking allocates nothing: it runs
+/// several times for every line gpsd sends.
 enum JSONPeek {
-    /// The value of the `"class"` key. gpsd writes it first, but any position works.
+    /// The value of the `"class"` key, as a String (for the decoder's switch).
     static func className(in line: UnsafeBufferPointer<CChar>) -> String? {
         stringValue(of: "class", in: line)
     }
 
-    /// The string value of a top-level-looking `"key":"value"` pair (first occurrence).
-    static func stringValue(of key: String, in line: UnsafeBufferPointer<CChar>) -> String? {
-        let pattern = Array("\"\(key)\":\"".utf8)
-        guard let start = find(pattern, in: line) else { return nil }
-        var end = start
-        while end < line.count, line[end] != 0x22, line[end] != 0 { end += 1 }
-        guard end < line.count, line[end] == 0x22 else { return nil }
-        return String(
-            decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[start..<end]), as: UTF8.self)
+    /// Whether the line's class is `name`.
+    static func hasClass(_ name: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
+        guard let range = stringRange(of: "class", in: line) else { return false }
+        return name.withUTF8Buffer { expected in
+            range.count == expected.count && zip(range, expected).allSatisfy { line[$0] == CChar(bitPattern: $1) }
+        }
     }
 
-    static func stringValue(of key: String, in text: String) -> String? {
+    /// The string value of the first `"key":"value"`.
+    static func stringValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> String? {
+        guard let range = stringRange(of: key, in: line) else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[range]), as: UTF8.self)
+    }
+
+    static func stringValue(of key: StaticString, in text: String) -> String? {
         text.utf8CString.withUnsafeBufferPointer { stringValue(of: key, in: UnsafeBufferPointer(rebasing: $0.dropLast())) }
     }
 
-    /// The non-negative integer value of `"key":123` (first occurrence).
-    static func integerValue(of key: String, in line: UnsafeBufferPointer<CChar>) -> Int? {
-        let pattern = Array("\"\(key)\":".utf8)
-        guard var index = find(pattern, in: line) else { return nil }
+    /// The string value of the first `"key":"value"` as a fixed-size key.
+    static func textKey(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> TextKey? {
+        stringRange(of: key, in: line).map { TextKey(line[$0]) }
+    }
+
+    /// Where the value of the first `"key":"value"` lies (without its quotes).
+    static func stringRange(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Range<Int>? {
+        guard let start = valueStart(of: key, quoted: true, in: line) else { return nil }
+        var end = start
+        while end < line.count, line[end] != 0x22, line[end] != 0 { end += 1 }
+        guard end < line.count, line[end] == 0x22 else { return nil }
+        return start..<end
+    }
+
+    /// The non-negative integer value of the first `"key":123`.
+    static func integerValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Int? {
+        guard var index = valueStart(of: key, quoted: false, in: line) else { return nil }
         var value = 0
         var digits = 0
         while index < line.count, line[index] >= 0x30, line[index] <= 0x39, digits < 9 {
@@ -35,33 +53,84 @@ enum JSONPeek {
         return digits > 0 ? value : nil
     }
 
-    /// Where `text` starts in `line`.
-    static func offset(of text: String, in line: UnsafeBufferPointer<CChar>) -> Int? {
-        let pattern = Array(text.utf8)
-        return find(pattern, in: line).map { $0 - pattern.count }
+    /// Whether `key` appears as a member name.
+    static func hasMember(_ key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
+        valueStart(of: key, quoted: false, in: line) != nil
     }
 
-    static func contains(_ text: String, in line: UnsafeBufferPointer<CChar>) -> Bool {
-        find(Array(text.utf8), in: line) != nil
+    /// Where the literal `text` starts.
+    static func offset(of text: StaticString, in line: UnsafeBufferPointer<CChar>) -> Int? {
+        text.withUTF8Buffer { pattern in first(pattern, in: line) }
     }
 
-    /// Index just past the first occurrence of `pattern`.
-    private static func find(_ pattern: [UInt8], in line: UnsafeBufferPointer<CChar>) -> Int? {
-        guard !pattern.isEmpty, line.count >= pattern.count else { return nil }
-        let first = CChar(bitPattern: pattern[0])
-        var index = 0
+    static func contains(_ text: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
+        offset(of: text, in: line) != nil
+    }
+
+    /// Index just past `"key":` (and the opening quote when `quoted`).
+    private static func valueStart(of key: StaticString, quoted: Bool, in line: UnsafeBufferPointer<CChar>) -> Int? {
+        key.withUTF8Buffer { name -> Int? in
+            var from = 0
+            while let at = first(name, in: line, from: from) {
+                let end = at + name.count
+                let fits = at > 0 && line[at - 1] == 0x22 && end + 1 < line.count && line[end] == 0x22
+                    && line[end + 1] == 0x3A
+                if fits {
+                    if !quoted { return end + 2 }
+                    if end + 2 < line.count, line[end + 2] == 0x22 { return end + 3 }
+                }
+                from = at + 1
+            }
+            return nil
+        }
+    }
+
+    /// Index of the first occurrence of `pattern` at or after `from`.
+    private static func first(_ pattern: UnsafeBufferPointer<UInt8>, in line: UnsafeBufferPointer<CChar>, from: Int = 0) -> Int? {
+        guard let head = pattern.first, line.count - from >= pattern.count else { return nil }
+        let firstByte = CChar(bitPattern: head)
+        var index = from
         let last = line.count - pattern.count
         while index <= last {
-            if line[index] == first {
-                var matched = true
-                for offset in 1..<pattern.count where line[index + offset] != CChar(bitPattern: pattern[offset]) {
-                    matched = false
-                    break
-                }
-                if matched { return index + pattern.count }
+            if line[index] == firstByte {
+                var offset = 1
+                while offset < pattern.count, line[index + offset] == CChar(bitPattern: pattern[offset]) { offset += 1 }
+                if offset == pattern.count { return index }
             }
             index += 1
         }
         return nil
+    }
+}
+
+/// A short text (a gpsd time or device path) held without allocating: up to 48 bytes inline, longer texts
+/// by their first 40 bytes, their length and an FNV-1a hash of the rest.
+struct TextKey: Hashable, Sendable {
+    private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    private var count = 0
+
+    init(_ bytes: Slice<UnsafeBufferPointer<CChar>>) {
+        count = bytes.count
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        withUnsafeMutableBytes(of: &words) { raw in
+            let inline = count <= raw.count ? count : raw.count - 8
+            for (offset, byte) in bytes.enumerated() {
+                if offset < inline {
+                    raw[offset] = UInt8(bitPattern: byte)
+                } else {
+                    hash = (hash ^ UInt64(UInt8(bitPattern: byte))) &* 0x0000_0100_0000_01B3
+                }
+            }
+            if inline < count { raw.storeBytes(of: hash, toByteOffset: raw.count - 8, as: UInt64.self) }
+        }
+    }
+
+    static func == (lhs: TextKey, rhs: TextKey) -> Bool {
+        lhs.count == rhs.count && lhs.words == rhs.words
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        withUnsafeBytes(of: words) { hasher.combine(bytes: $0) }
     }
 }

@@ -134,7 +134,7 @@ public final class ReportDecoder {
     ) -> DeviceInfo {
         // libgps 3.22 (and later) cannot parse gpsd's integer `"activated":0` for a closed device: it sets
         // only PACKET_SET and leaves the previous device in `dev`. Read that case from the text.
-        if set & UInt64(DEVICE_SET) == 0 || JSONPeek.contains(#""activated":0"#, in: line) {
+        if set & UInt64(DEVICE_SET) == 0 || JSONPeek.integerValue(of: "activated", in: line) == 0 {
             return DeviceInfo(path: JSONPeek.stringValue(of: "path", in: line) ?? "", activated: nil)
         }
         let activated = cgps_device_activated_seconds(data)

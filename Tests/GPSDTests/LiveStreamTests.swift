@@ -11,7 +11,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
 
 @Suite struct EpochCollapserTests {
     @Test func keepsTheLastTPVOfAnEpochAndEmitsItWhenTheNextStarts() {
-        var collapser = EpochCollapser<UTCTime, Fix>()
+        var collapser = EpochCollapser<String, UTCTime, Fix>()
         #expect(collapser.add(tpv(0), now: 0).isEmpty)
         #expect(collapser.add(tpv(0, altitude: 10), now: 0.1).isEmpty)
         let emitted = collapser.add(tpv(1), now: 1)
@@ -19,14 +19,14 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func aLaterTPVWithoutPositionDoesNotReplaceOneWithIt() {
-        var collapser = EpochCollapser<UTCTime, Fix>()
+        var collapser = EpochCollapser<String, UTCTime, Fix>()
         _ = collapser.add(tpv(0, altitude: 5), now: 0)
         _ = collapser.add(tpv(0, mode: .noFix), now: 0.1)
         #expect(collapser.add(tpv(1), now: 1) == [tpv(0, altitude: 5)])
     }
 
     @Test func aQuietDeviceFlushesItsEpoch() {
-        var collapser = EpochCollapser<UTCTime, Fix>(quietInterval: 0.35)
+        var collapser = EpochCollapser<String, UTCTime, Fix>(quietInterval: 0.35)
         _ = collapser.add(tpv(0), now: 10)
         #expect(collapser.flushQuiet(now: 10.2).isEmpty)
         #expect(collapser.flushQuiet(now: 10.4) == [tpv(0)])
@@ -37,7 +37,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func devicesAreCollapsedSeparately() {
-        var collapser = EpochCollapser<UTCTime, Fix>()
+        var collapser = EpochCollapser<String, UTCTime, Fix>()
         _ = collapser.add(tpv(0, device: "/dev/a"), now: 0)
         _ = collapser.add(tpv(0, device: "/dev/b"), now: 0)
         #expect(collapser.add(tpv(1, device: "/dev/a"), now: 1) == [tpv(0, device: "/dev/a")])
@@ -45,7 +45,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func fixesWithoutTimePassThrough() {
-        var collapser = EpochCollapser<UTCTime, Fix>()
+        var collapser = EpochCollapser<String, UTCTime, Fix>()
         let timeless = Fix(device: "/dev/a", mode: .threeD, latitude: 1, longitude: 2)
         #expect(collapser.add(timeless, now: 0) == [timeless])
         #expect(collapser.add(timeless, now: 0) == [timeless])
@@ -169,5 +169,34 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
 
     @Test func withoutCollapsingEveryTPVIsDecoded() {
         #expect(fixes(GPSDSession.decodeForTest([rmc, gga, next], satelliteDetail: true)).count == 3)
+    }
+}
+
+@Suite struct JSONPeekTests {
+    func peek<T>(_ text: String, _ body: (UnsafeBufferPointer<CChar>) -> T) -> T {
+        text.utf8CString.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+    }
+
+    @Test func readsMembersNotLookalikes() {
+        let line = #"{"class":"TPV","xdevice":"no","device":"/dev/pts/1","mode":3,"time":"2017-03-31T11:01:24.000Z","lat":1.5}"#
+        #expect(peek(line) { JSONPeek.className(in: $0) } == "TPV")
+        #expect(peek(line) { JSONPeek.hasClass("TPV", in: $0) })
+        #expect(!peek(line) { JSONPeek.hasClass("TP", in: $0) })
+        #expect(peek(line) { JSONPeek.stringValue(of: "device", in: $0) } == "/dev/pts/1")
+        #expect(peek(line) { JSONPeek.integerValue(of: "mode", in: $0) } == 3)
+        #expect(peek(line) { JSONPeek.hasMember("lat", in: $0) })
+        #expect(!peek(line) { JSONPeek.hasMember("lon", in: $0) })
+        #expect(peek(#"{"class":"DEVICE","activated":0}"#) { JSONPeek.integerValue(of: "activated", in: $0) } == 0)
+        #expect(peek(#"{"class":"DEVICE","activated":"2026-11-30T04:32:17.949Z"}"#) { JSONPeek.integerValue(of: "activated", in: $0) } == nil)
+    }
+
+    @Test func textKeysCompareWholeTexts() {
+        func key(_ text: String) -> TextKey { peek(#"{"k":"\#(text)"}"#) { JSONPeek.textKey(of: "k", in: $0)! } }
+        #expect(key("2017-03-31T11:01:24.000Z") == key("2017-03-31T11:01:24.000Z"))
+        #expect(key("2017-03-31T11:01:24.000Z") != key("2017-03-31T11:01:25.000Z"))
+        let long = String(repeating: "a", count: 70)
+        #expect(key(long + "x") == key(long + "x"))
+        #expect(key(long + "x") != key(long + "y"))
+        #expect(key("") != key("a"))
     }
 }

@@ -68,6 +68,12 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
     }
 
     public var hasPending: Bool { !pending.isEmpty }
+
+    /// When the earliest pending epoch goes quiet (monotonic seconds), so a reader sleeps until then and
+    /// not a moment longer or shorter; nil when nothing is pending.
+    public var nextQuietDeadline: Double? {
+        pending.values.map { $0.lastSeen + quietInterval }.min()
+    }
 }
 
 extension EpochCollapser where Device == String, Time == UTCTime, Payload == Fix {

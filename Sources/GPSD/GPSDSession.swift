@@ -123,10 +123,12 @@ public final class GPSDSession {
                 process(UnsafeBufferPointer(start: buffer + line.start, count: line.count))
                 continue
             }
-            let remaining = deadline - monotonicNow()
+            let now = monotonicNow()
+            let remaining = deadline - now
             if remaining <= 0 { return .timeout }
-            // While an epoch is held, wake in time to pass it on once its device has gone quiet.
-            let wait = collapser.hasPending ? min(remaining, 0.05) : remaining
+            // While an epoch is held, wake exactly when it is due to be passed on (one wake-up, not a
+            // poll: a Pi Zero at 1 Hz would otherwise wake several times per epoch for nothing).
+            let wait = collapser.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
             if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up))), !collapser.hasPending {
                 return .timeout
             }

@@ -200,3 +200,15 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
         #expect(key("") != key("a"))
     }
 }
+
+@Suite struct QuietDeadlineTests {
+    @Test func theEarliestPendingEpochSetsTheDeadline() {
+        var collapser = EpochCollapser<String, UTCTime, Fix>(quietInterval: 0.35)
+        #expect(collapser.nextQuietDeadline == nil)
+        _ = collapser.add(tpv(0, device: "/dev/a"), now: 10)
+        _ = collapser.add(tpv(0, device: "/dev/b"), now: 10.2)
+        #expect(collapser.nextQuietDeadline == 10.35)
+        _ = collapser.add(tpv(0, device: "/dev/a"), now: 10.3)
+        #expect(abs((collapser.nextQuietDeadline ?? 0) - 10.55) < 1e-9)
+    }
+}

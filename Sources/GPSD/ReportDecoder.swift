@@ -3,8 +3,9 @@ import GPSModel
 
 /// Turns libgps's `gps_data_t` after one line into a typed `Report`.
 ///
-/// One decoder for live and replay: a live `GPSDSession` fills its `gps_data_t` with `gps_read`, a replay fills
-/// this decoder's own with `gps_unpack`; both end in `ReportDecoder.report(from:line:)`.
+/// One decoder for live and replay: a live `GPSDSession` unpacks each line gpsd sends into its own
+/// `gps_data_t` with `gps_unpack`, a replay unpacks a recorded line into this decoder's (after a strict syntax
+/// check, since libgps accepts anything silently); both end in `ReportDecoder.report(from:line:)`.
 public final class ReportDecoder {
     private let data: UnsafeMutablePointer<gps_data_t>
     private var buffer: [CChar] = []

@@ -14,9 +14,9 @@ public final class GPSDSession {
 
     public let host: String
     public let port: String
-    /// When false, SKY reports carry DOPs and satellite counts but no per-satellite list: libgps then
-    /// decodes SKY without its satellites array, which is most of the bytes gpsd sends and half the
-    /// decoding time of a watch on a Pi. The counts are gpsd's own `uSat`/`nSat`.
+    /// When false, SKY reports carry DOPs and satellite counts but no per-satellite list and no time: they
+    /// are read from the line without libgps, whose SKY decoding parses every satellite first (most of the
+    /// bytes gpsd sends). The counts are gpsd's own `uSat`/`nSat`.
     public var satelliteDetail = true
     private let data: UnsafeMutablePointer<gps_data_t>
     /// Received bytes: complete lines from `lineStart`, the unfinished one up to `bufferEnd`.
@@ -211,26 +211,20 @@ public final class GPSDSession {
     private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
         // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
         data.pointee.set = 0
-        guard !satelliteDetail, JSONPeek.hasClass("SKY", in: line),
-            let cut = JSONPeek.offset(of: #","satellites":["#, in: line), let base = line.baseAddress
-        else {
-            guard let base = line.baseAddress else { return nil }
-            _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
-            return ReportDecoder.report(from: data, line: line)
+        guard let base = line.baseAddress else { return nil }
+        if !satelliteDetail, JSONPeek.hasClass("SKY", in: line) {
+            // Counts only: the DOPs and gpsd's own satellite counts, read straight from the line. libgps
+            // would parse every satellite of the list first, the largest part of what gpsd sends.
+            return .sky(
+                SkyView(
+                    device: JSONPeek.stringValue(of: "device", in: line),
+                    hdop: JSONPeek.doubleValue(of: "hdop", in: line), vdop: JSONPeek.doubleValue(of: "vdop", in: line),
+                    pdop: JSONPeek.doubleValue(of: "pdop", in: line), satellites: [],
+                    satellitesUsed: JSONPeek.integerValue(of: "uSat", in: line) ?? 0,
+                    satellitesVisible: JSONPeek.integerValue(of: "nSat", in: line) ?? 0))
         }
-        // Decode the line without its satellites array: end the object where the array starts, then put
-        // the two bytes back so `lastLine` stays what gpsd sent.
-        let end = UnsafeMutablePointer(mutating: base + cut)
-        let saved = (end[0], end[1])
-        end[0] = CChar(UInt8(ascii: "}"))
-        end[1] = 0
         _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
-        end[0] = saved.0
-        end[1] = saved.1
-        guard case .sky(var sky)? = ReportDecoder.report(from: data, line: line) else { return nil }
-        sky.satellitesUsed = JSONPeek.integerValue(of: "uSat", in: line) ?? 0
-        sky.satellitesVisible = JSONPeek.integerValue(of: "nSat", in: line) ?? 0
-        return .sky(sky)
+        return ReportDecoder.report(from: data, line: line)
     }
 
     /// The next complete line in the buffer, NUL-terminated in place (its `\r\n` overwritten).

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads the few things the live path needs before (or instead of) libgps's decoding, straight from a gpsd
 /// JSON line: the class, an epoch's time and device, the `"activated":0` libgps cannot parse. Patterns are
 /// static and values come back as byte ranges or fixed-size keys, so peeking allocates nothing: it runs
@@ -51,6 +55,15 @@ enum JSONPeek {
             digits += 1
         }
         return digits > 0 ? value : nil
+    }
+
+    /// The number value of the first `"key":1.25` (strtod's syntax; the line must be NUL-terminated).
+    static func doubleValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Double? {
+        guard let start = valueStart(of: key, quoted: false, in: line), let base = line.baseAddress else { return nil }
+        var end: UnsafeMutablePointer<CChar>?
+        let value = strtod(base + start, &end)
+        guard let end, end > UnsafeMutablePointer(mutating: base + start), value.isFinite else { return nil }
+        return value
     }
 
     /// Whether `key` appears as a member name.

@@ -35,8 +35,9 @@ public final class GPSDSession {
         self.port = port
         data = .allocate(capacity: 1)
         data.initialize(to: gps_data_t())
+        // Left uninitialised (CChar is trivial): only bytes recv() has written are ever read, and not
+        // touching 64 KiB up front keeps them out of a Pi's resident memory until gpsd sends that much.
         buffer = .allocate(capacity: 4 * Int(CGPS_MESSAGE_CAPACITY) + 1)
-        buffer.initialize(repeating: 0, count: 4 * Int(CGPS_MESSAGE_CAPACITY) + 1)
         var code: Int32 = 0
         if cgps_open(host, port, data, &code) != 0 {
             let text = String(cString: gps_errstr(code))

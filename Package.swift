@@ -28,7 +28,7 @@ let package = Package(
             dependencies: ["Lodestar", "LodestarCLI", "GPSD", "GPSModel"],
             resources: []
         ),
-        .testTarget(name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar"]),
+        .testTarget(name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar", "GPSD", "GPSModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

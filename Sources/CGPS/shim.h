@@ -57,7 +57,6 @@ static inline const struct satellite_t *cgps_satellite(const struct gps_data_t *
     return (i >= 0 && i < MAXCHANNELS) ? &d->skyview[i] : NULL;
 }
 static inline int cgps_satellites_visible(const struct gps_data_t *d) { return (int)d->satellites_visible; }
-static inline int cgps_satellites_used(const struct gps_data_t *d) { return (int)d->satellites_used; }
 
 /* gst is a union member up to 3.25 and a plain member from 3.26; copy it out before the next read. */
 static inline struct gst_t cgps_gst(const struct gps_data_t *d) { return d->gst; }

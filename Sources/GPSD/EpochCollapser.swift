@@ -10,10 +10,6 @@ import GPSModel
 /// that is passed on (gpsd's 3 TPVs per NMEA epoch made TPV decoding a third of `watch`'s CPU). Pure: the
 /// caller says what time it is (monotonic seconds).
 public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Sendable, Payload: Sendable>: Sendable {
-    /// Longer than the gap between two sentences of one epoch at 4800 baud (an 80-byte sentence takes
-    /// 0.17 s), shorter than any receiver's epoch.
-    public static var defaultQuietInterval: Double { 0.35 }
-
     private struct Pending: Sendable {
         var payload: Payload
         var time: Time
@@ -24,6 +20,8 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
     public let quietInterval: Double
     private var pending: [Device: Pending] = [:]
 
+    /// The default quiet interval is longer than the gap between two sentences of one epoch at 4800 baud
+    /// (an 80-byte sentence takes 0.17 s), shorter than any receiver's epoch.
     public init(quietInterval: Double = 0.35) {
         self.quietInterval = quietInterval
     }

@@ -111,11 +111,11 @@ public final class GPSDSession {
     /// line, which cost more CPU than the rest of the live path on a long capture (bench/).
     public func read(timeoutMicroseconds: Int32) throws(GPSDError) -> ReadResult {
         guard isOpen else { throw .connectionLost(errno: 0) }
-        let deadline = monotonicNow() + Double(max(0, timeoutMicroseconds)) / 1e6
+        let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
             if let report = nextQueued() { return .report(report) }
             if collapser.hasPending {
-                for payload in collapser.flushQuiet(now: monotonicNow()) { enqueue(decodeHeld(payload)) }
+                for payload in collapser.flushQuiet(now: monotonicSeconds()) { enqueue(decodeHeld(payload)) }
                 if let report = nextQueued() { return .report(report) }
             }
             if let line = takeLine() {
@@ -124,7 +124,7 @@ public final class GPSDSession {
                 process(UnsafeBufferPointer(start: buffer + line.start, count: line.count))
                 continue
             }
-            let now = monotonicNow()
+            let now = monotonicSeconds()
             let remaining = deadline - now
             if remaining <= 0 { return .timeout }
             // While an epoch is held, wake exactly when it is due to be passed on (one wake-up, not a
@@ -180,7 +180,7 @@ public final class GPSDSession {
         let finished = collapser.add(
             held, device: JSONPeek.textKey(of: "device", in: line) ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]),
             time: time, hasPosition: hasPosition,
-            now: monotonicNow())
+            now: monotonicSeconds())
         for payload in finished { enqueue(decodeHeld(payload)) }
     }
 

@@ -71,15 +71,6 @@ enum JSONPeek {
         valueStart(of: key, quoted: false, in: line) != nil
     }
 
-    /// Where the literal `text` starts.
-    static func offset(of text: StaticString, in line: UnsafeBufferPointer<CChar>) -> Int? {
-        text.withUTF8Buffer { pattern in first(pattern, in: line) }
-    }
-
-    static func contains(_ text: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
-        offset(of: text, in: line) != nil
-    }
-
     /// Index just past `"key":` (and the opening quote when `quoted`).
     private static func valueStart(of key: StaticString, quoted: Bool, in line: UnsafeBufferPointer<CChar>) -> Int? {
         key.withUTF8Buffer { name -> Int? in

@@ -225,7 +225,8 @@ struct StreamState {
     }
 }
 
-func monotonicNow() -> Double {
+/// Monotonic seconds, for timeouts, pacing and epoch quiet times (never the wall clock: it jumps).
+public func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9

@@ -1,3 +1,5 @@
+import GPSD
+
 /// Writes a raw receiver log into a pty as the receiver would have: epoch by epoch, paced by the receiver's
 /// own clock divided by `speed`, or as fast as gpsd reads when `speed` is nil.
 public struct CaptureFeeder: Sendable {

@@ -1,3 +1,5 @@
+import GPSD
+
 #if canImport(Glibc)
 import Glibc
 #endif

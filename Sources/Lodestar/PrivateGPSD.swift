@@ -193,8 +193,8 @@ public final class PrivateGPSD: @unchecked Sendable {
     }
 }
 
-/// A port the kernel says is free on 127.0.0.1 now (bind to 0, read it back, close).
-func freeLoopbackPort() throws(SystemError) -> UInt16 {
+/// A port the kernel says is free on 127.0.0.1 now (bind to 0, read it back, close): nothing listens on it.
+public func freeLoopbackPort() throws(SystemError) -> UInt16 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
     defer { close(descriptor) }

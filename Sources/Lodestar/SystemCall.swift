@@ -30,13 +30,6 @@ func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) -> Result 
     }
 }
 
-/// Monotonic seconds, for timeouts and pacing (never the wall clock: it jumps).
-public func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
 public func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))

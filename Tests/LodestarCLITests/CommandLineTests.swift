@@ -1,4 +1,5 @@
 import Foundation
+import GPSD
 import GPSModel
 import Lodestar
 import Testing
@@ -49,7 +50,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
 
 @Suite struct UnreachableGpsdTests {
     @Test func closedPortExits69QuicklyNamingThePort() throws {
-        let port = try closedPort()
+        let port = try freeLoopbackPort()
         let started = monotonicSeconds()
         let (code, output, error) = run(["watch", "--host", "127.0.0.1", "--port", String(port)])
         #expect(code == 69)
@@ -63,23 +64,6 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
         let (code, _, error) = run(["demo", "--capture", "/nonexistent/capture.nmea"])
         #expect(code == 66)
         #expect(error.contains("/nonexistent/capture.nmea"))
-    }
-
-    /// A port nothing listens on: bind one, note it, close it.
-    func closedPort() throws -> UInt16 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return UInt16(bigEndian: address.sin_port)
     }
 }
 

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Lodestar", targets: ["Lodestar"]),
         .library(name: "GPSModel", targets: ["GPSModel"]),
         .library(name: "GPSD", targets: ["GPSD"]),
+        .library(name: "Capture", targets: ["Capture"]),
         .executable(name: "lodestar", targets: ["lodestar"]),
     ],
     targets: [
@@ -18,17 +19,20 @@ let package = Package(
         ),
         .target(name: "GPSModel"),
         .target(name: "GPSD", dependencies: ["CGPS", "GPSModel"]),
-        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD"]),
-        .target(name: "LodestarCLI", dependencies: ["Lodestar", "GPSModel", "GPSD"]),
+        .target(name: "Capture", dependencies: ["GPSModel", "GPSD"]),
+        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture"]),
+        .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD"]),
         .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",
-            dependencies: ["Lodestar", "LodestarCLI", "GPSD", "GPSModel"],
+            dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel"],
             resources: []
         ),
-        .testTarget(name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar", "GPSD", "GPSModel"]),
+        .testTarget(
+            name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar", "Capture", "GPSD", "GPSModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

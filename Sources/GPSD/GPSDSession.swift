@@ -17,7 +17,11 @@ public final class GPSDSession {
     /// When false, SKY reports carry DOPs and satellite counts but no per-satellite list and no time: they
     /// are read from the line without libgps, whose SKY decoding parses every satellite first (most of the
     /// bytes gpsd sends). The counts are gpsd's own `uSat`/`nSat`.
-    public var satelliteDetail = true
+    public var satelliteDetail: Bool {
+        get { processor.satelliteDetail }
+        set { processor.satelliteDetail = newValue }
+    }
+    /// The connection's own `gps_data_t` (what `gps_open` filled in); reports are decoded by `processor`.
     private let data: UnsafeMutablePointer<gps_data_t>
     /// Received bytes: complete lines from `lineStart`, the unfinished one up to `bufferEnd`.
     private let buffer: UnsafeMutablePointer<CChar>
@@ -35,6 +39,7 @@ public final class GPSDSession {
         self.port = port
         data = .allocate(capacity: 1)
         data.initialize(to: gps_data_t())
+        processor = ReportLineProcessor()
         // Left uninitialised (CChar is trivial): only bytes recv() has written are ever read, and not
         // touching 64 KiB up front keeps them out of a Pi's resident memory until gpsd sends that much.
         buffer = .allocate(capacity: 4 * Int(CGPS_MESSAGE_CAPACITY) + 1)
@@ -53,6 +58,7 @@ public final class GPSDSession {
         port = ""
         data = .allocate(capacity: 1)
         data.initialize(to: gps_data_t())
+        processor = ReportLineProcessor()
         buffer = .allocate(capacity: 1)
         buffer.initialize(to: 0)
         isOpen = false
@@ -98,10 +104,14 @@ public final class GPSDSession {
     /// When true, TPVs come out one per epoch and device (see `EpochCollapser`): the epoch's raw lines are
     /// held and only the one passed on is decoded. A closed device's pending epoch comes out before its
     /// DEVICE report; `pendingFixes()` gives what is still held when the connection ends.
-    public var collapsesEpochs = false
-    private var collapser = EpochCollapser<TextKey, TextKey, [CChar]>()
-    private var outbox: [Report] = []
-    private var outboxStart = 0
+    public var collapsesEpochs: Bool {
+        get { processor.collapsesEpochs }
+        set { processor.collapsesEpochs = newValue }
+    }
+    /// Called with every complete line gpsd sends, before it is decoded (the recorder keeps them verbatim).
+    /// The buffer is valid only during the call and is NUL-terminated after its last byte.
+    public var lineObserver: ((UnsafeBufferPointer<CChar>) -> Void)?
+    private let processor: ReportLineProcessor
 
     /// Waits up to `timeoutMicroseconds` for one report. Throws `connectionLost` when gpsd closes the
     /// connection or the socket fails.
@@ -113,15 +123,17 @@ public final class GPSDSession {
         guard isOpen else { throw .connectionLost(errno: 0) }
         let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
-            if let report = nextQueued() { return .report(report) }
-            if collapser.hasPending {
-                for payload in collapser.flushQuiet(now: monotonicSeconds()) { enqueue(decodeHeld(payload)) }
-                if let report = nextQueued() { return .report(report) }
+            if let report = processor.next() { return .report(report) }
+            if processor.hasPending {
+                processor.flushQuiet(now: monotonicSeconds())
+                if let report = processor.next() { return .report(report) }
             }
             if let line = takeLine() {
                 lastLineStart = line.start
                 lastLineLength = line.count
-                process(UnsafeBufferPointer(start: buffer + line.start, count: line.count))
+                let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
+                lineObserver?(text)
+                processor.process(text, now: monotonicSeconds())
                 continue
             }
             let now = monotonicSeconds()
@@ -129,8 +141,8 @@ public final class GPSDSession {
             if remaining <= 0 { return .timeout }
             // While an epoch is held, wake exactly when it is due to be passed on (one wake-up, not a
             // poll: a Pi Zero at 1 Hz would otherwise wake several times per epoch for nothing).
-            let wait = collapser.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
-            if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up))), !collapser.hasPending {
+            let wait = processor.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
+            if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up))), !processor.hasPending {
                 return .timeout
             }
         }
@@ -138,94 +150,24 @@ public final class GPSDSession {
 
     /// The fixes still held for their epoch to end (the connection is ending).
     public func pendingFixes() -> [Fix] {
-        collapser.flush().compactMap { payload in
-            guard case .fix(let fix)? = decodeHeld(payload) else { return nil }
-            return fix
-        }
+        processor.flushAll()
     }
 
-    private func nextQueued() -> Report? {
-        guard outboxStart < outbox.count else { return nil }
-        let report = outbox[outboxStart]
-        outboxStart += 1
-        if outboxStart == outbox.count {
-            outbox.removeAll(keepingCapacity: true)
-            outboxStart = 0
-        }
-        return report
-    }
-
-    private func enqueue(_ report: Report?) {
-        if let report { outbox.append(report) }
-    }
-
-    /// One complete line: decoded, or held for its epoch.
-    private func process(_ line: UnsafeBufferPointer<CChar>) {
-        guard collapsesEpochs, JSONPeek.hasClass("TPV", in: line) else {
-            let report = decode(line)
-            if collapsesEpochs, case .device(let device)? = report, !device.isActive,
-                let path = JSONPeek.textKey(of: "path", in: line)
-            {
-                for payload in collapser.flush(device: path) { enqueue(decodeHeld(payload)) }
-            }
-            enqueue(report)
-            return
-        }
-        // Read the epoch's identity from the text; decode only the TPV that is passed on.
-        let time = JSONPeek.textKey(of: "time", in: line)
-        let hasPosition = (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
-            && JSONPeek.hasMember("lat", in: line) && JSONPeek.hasMember("lon", in: line)
-        // The line and the NUL that ends it.
-        let held = Array(UnsafeBufferPointer(start: line.baseAddress, count: line.count + 1))
-        let finished = collapser.add(
-            held, device: JSONPeek.textKey(of: "device", in: line) ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]),
-            time: time, hasPosition: hasPosition,
-            now: monotonicSeconds())
-        for payload in finished { enqueue(decodeHeld(payload)) }
-    }
-
-    /// Decodes a held line (NUL-terminated copy).
-    private func decodeHeld(_ payload: [CChar]) -> Report? {
-        var copy = payload
-        return copy.withUnsafeMutableBufferPointer { bytes in
-            decode(UnsafeBufferPointer(rebasing: bytes.dropLast()))
-        }
-    }
-
-    /// Decodes `line` as a live session would, without a connection (for tests of the decoding paths).
+    /// Decodes `lines` as a live session would, without a connection (for tests of the decoding paths).
     static func decodeForTest(_ lines: [String], satelliteDetail: Bool, collapsesEpochs: Bool = false) -> [Report] {
-        guard let session = try? GPSDSession(unconnected: ()) else { return [] }
-        session.satelliteDetail = satelliteDetail
-        session.collapsesEpochs = collapsesEpochs
+        let processor = ReportLineProcessor()
+        processor.satelliteDetail = satelliteDetail
+        processor.collapsesEpochs = collapsesEpochs
         var reports: [Report] = []
         for line in lines {
             var bytes = Array(line.utf8CString)
             bytes.withUnsafeMutableBufferPointer { buffer in
-                session.process(UnsafeBufferPointer(rebasing: buffer.dropLast()))
+                processor.process(UnsafeBufferPointer(rebasing: buffer.dropLast()), now: monotonicSeconds())
             }
-            while let report = session.nextQueued() { reports.append(report) }
+            while let report = processor.next() { reports.append(report) }
         }
-        reports += session.pendingFixes().map { .fix($0) }
+        reports += processor.flushAll().map { .fix($0) }
         return reports
-    }
-
-    private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
-        // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
-        data.pointee.set = 0
-        guard let base = line.baseAddress else { return nil }
-        if !satelliteDetail, JSONPeek.hasClass("SKY", in: line) {
-            // Counts only: the DOPs and gpsd's own satellite counts, read straight from the line. libgps
-            // would parse every satellite of the list first, the largest part of what gpsd sends.
-            return .sky(
-                SkyView(
-                    device: JSONPeek.stringValue(of: "device", in: line),
-                    hdop: JSONPeek.doubleValue(of: "hdop", in: line), vdop: JSONPeek.doubleValue(of: "vdop", in: line),
-                    pdop: JSONPeek.doubleValue(of: "pdop", in: line), satellites: [],
-                    satellitesUsed: JSONPeek.integerValue(of: "uSat", in: line) ?? 0,
-                    satellitesVisible: JSONPeek.integerValue(of: "nSat", in: line) ?? 0))
-        }
-        _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
-        return ReportDecoder.report(from: data, line: line)
     }
 
     /// The next complete line in the buffer, NUL-terminated in place (its `\r\n` overwritten).
@@ -274,6 +216,43 @@ public final class GPSDSession {
         }
         bufferEnd += count
         return true
+    }
+
+    /// Asks gpsd for the receiver's own bytes, unchanged (`"raw":2`), instead of JSON; read them with
+    /// `readBytes`. gpsd still answers the command itself with JSON lines first (`RawStreamFilter` drops them).
+    public func watchRawBytes(device: String? = nil) throws(GPSDError) {
+        var command = #"?WATCH={"enable":true,"json":false,"raw":2"#
+        if let device {
+            var quoted: [UInt8] = []
+            for byte in device.utf8 where byte >= 0x20 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { quoted.append(UInt8(ascii: "\\")) }
+                quoted.append(byte)
+            }
+            command += #","device":""# + String(decoding: quoted, as: UTF8.self) + "\""
+        }
+        try send(command + "};")
+    }
+
+    /// Whatever bytes arrive within the timeout (empty on timeout), for a raw watch. Throws
+    /// `connectionLost` when gpsd closes the connection.
+    public func readBytes(timeoutMicroseconds: Int32) throws(GPSDError) -> [UInt8] {
+        guard isOpen else { throw .connectionLost(errno: 0) }
+        if bufferEnd > lineStart {
+            // Bytes that arrived before the switch to raw reading.
+            let pending = UnsafeRawBufferPointer(start: buffer + lineStart, count: bufferEnd - lineStart)
+            let bytes = Array(pending)
+            lineStart = 0
+            scanStart = 0
+            bufferEnd = 0
+            return bytes
+        }
+        lineStart = 0
+        scanStart = 0
+        bufferEnd = 0
+        guard try fill(timeoutMilliseconds: timeoutMicroseconds / 1000) else { return [] }
+        let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: bufferEnd))
+        bufferEnd = 0
+        return bytes
     }
 
     /// The raw JSON text of the line last read (as gpsd sent it, without the line end). Valid until the

@@ -6,14 +6,14 @@ import Glibc
 /// JSON line: the class, an epoch's time and device, the `"activated":0` libgps cannot parse. Patterns are
 /// static and values come back as byte ranges or fixed-size keys, so peeking allocates nothing: it runs
 /// several times for every line gpsd sends.
-enum JSONPeek {
+public enum JSONPeek {
     /// The value of the `"class"` key, as a String (for the decoder's switch).
-    static func className(in line: UnsafeBufferPointer<CChar>) -> String? {
+    public static func className(in line: UnsafeBufferPointer<CChar>) -> String? {
         stringValue(of: "class", in: line)
     }
 
     /// Whether the line's class is `name`.
-    static func hasClass(_ name: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
+    public static func hasClass(_ name: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
         guard let range = stringRange(of: "class", in: line) else { return false }
         return name.withUTF8Buffer { expected in
             range.count == expected.count && zip(range, expected).allSatisfy { line[$0] == CChar(bitPattern: $1) }
@@ -21,7 +21,7 @@ enum JSONPeek {
     }
 
     /// The string value of the first `"key":"value"`.
-    static func stringValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> String? {
+    public static func stringValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> String? {
         guard let range = stringRange(of: key, in: line) else { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[range]), as: UTF8.self)
     }
@@ -45,7 +45,7 @@ enum JSONPeek {
     }
 
     /// The non-negative integer value of the first `"key":123`.
-    static func integerValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Int? {
+    public static func integerValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Int? {
         guard var index = valueStart(of: key, quoted: false, in: line) else { return nil }
         var value = 0
         var digits = 0
@@ -58,7 +58,7 @@ enum JSONPeek {
     }
 
     /// The number value of the first `"key":1.25` (strtod's syntax; the line must be NUL-terminated).
-    static func doubleValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Double? {
+    public static func doubleValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Double? {
         guard let start = valueStart(of: key, quoted: false, in: line), let base = line.baseAddress else { return nil }
         var end: UnsafeMutablePointer<CChar>?
         let value = strtod(base + start, &end)
@@ -67,7 +67,7 @@ enum JSONPeek {
     }
 
     /// Whether `key` appears as a member name.
-    static func hasMember(_ key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
+    public static func hasMember(_ key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
         valueStart(of: key, quoted: false, in: line) != nil
     }
 

@@ -53,11 +53,15 @@ public final class LiveReportSource: Sendable {
     public let backoff: ReconnectBackoff
     /// Whether SKY reports list each satellite (see `GPSDSession.satelliteDetail`).
     public let satelliteDetail: Bool
+    /// Sees every line gpsd sends, verbatim, before it is decoded (see `GPSDSession.lineObserver`).
+    public let lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)?
 
     public init(
         host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil,
-        backoff: ReconnectBackoff = .standard, satelliteDetail: Bool = true
+        backoff: ReconnectBackoff = .standard, satelliteDetail: Bool = true,
+        lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)? = nil
     ) {
+        self.lineObserver = lineObserver
         self.host = host
         self.port = port
         self.device = device
@@ -133,6 +137,7 @@ public final class LiveReportSource: Sendable {
         let session = try GPSDSession(host: host, port: port)
         session.satelliteDetail = satelliteDetail
         session.collapsesEpochs = true
+        session.lineObserver = lineObserver
         try session.watch(device: device)
         return session
     }
@@ -152,14 +157,14 @@ public final class LiveReportSource: Sendable {
 
 /// What the source remembers between reports: which devices are active, whether it has been connected
 /// before, whether it has announced a loss. Pure, so the rules are tested without gpsd.
-struct StreamState {
+public struct StreamState: Sendable {
     let watchedDevice: String?
     private(set) var activeDevices: Set<String> = []
     private var version: GPSDVersion?
     private var hasWatched = false
     private var lost = false
 
-    init(watchedDevice: String?) {
+    public init(watchedDevice: String?) {
         self.watchedDevice = watchedDevice
     }
 
@@ -167,7 +172,7 @@ struct StreamState {
         watchedDevice == nil || watchedDevice == path
     }
 
-    mutating func events(for report: Report, host: String, port: String) -> [LiveEvent] {
+    public mutating func events(for report: Report, host: String, port: String) -> [LiveEvent] {
         switch report {
         case .fix(let fix):
             return [.fix(fix)]
@@ -215,7 +220,7 @@ struct StreamState {
     }
 
     /// The connection to gpsd broke: the loss, unless one is already outstanding.
-    mutating func connectionLost(_ reason: String) -> LiveEvent? {
+    public mutating func connectionLost(_ reason: String) -> LiveEvent? {
         activeDevices.removeAll()
         // A loss before the first WATCH echo still counts once we have been connected.
         hasWatched = true

@@ -62,6 +62,52 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public var description: String { iso8601 }
 
+    /// Parses the ISO 8601 UTC form gpsd writes (`2026-11-30T03:22:00.000Z`, any number of fraction digits,
+    /// or none). Nil for anything else.
+    public init?<Bytes: Collection>(iso8601 text: Bytes) where Bytes.Element == UInt8 {
+        let bytes = Array(text)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"),
+            bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
+            bytes[16] == UInt8(ascii: ":")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var nanoseconds: Int64 = 0
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
+            var scale: Int64 = 100_000_000
+            for byte in bytes[20..<(bytes.count - 1)] {
+                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                nanoseconds += Int64(byte - 0x30) * scale
+                scale /= 10
+            }
+        } else if bytes[19] != UInt8(ascii: "Z") {
+            return nil
+        }
+        let days = UTCTime.daysSinceEpoch(year: year, month: month, day: day)
+        self.init(seconds: days * 86_400 + hour * 3600 + minute * 60 + second, nanoseconds: Int32(nanoseconds))
+    }
+
+    /// Howard Hinnant's days-from-civil algorithm, the inverse of `civilDate`.
+    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Howard Hinnant's days-to-civil algorithm: proleptic Gregorian, exact for every Int64 day count we meet.
     static func civilDate(daysSinceEpoch: Int64) -> (year: Int, month: Int, day: Int) {
         let z = daysSinceEpoch + 719_468

@@ -15,7 +15,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` with `arguments`. `environment` adds to (and overrides) this process's own.
     public init(
         executable: String, arguments: [String], environment: [String: String] = [:],
-        standardOutput: String? = nil, standardError: String? = nil
+        standardInput: String? = nil, standardOutput: String? = nil, standardError: String? = nil
     ) throws(SystemError) {
         self.executable = executable
         self.arguments = arguments
@@ -23,7 +23,7 @@ public final class ChildProcess: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, standardInput ?? "/dev/null", O_RDONLY, 0)
         let outputFlags = O_WRONLY | O_CREAT | O_TRUNC
         posix_spawn_file_actions_addopen(&actions, 1, standardOutput ?? "/dev/null", outputFlags, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, standardError ?? "/dev/null", outputFlags, 0o644)

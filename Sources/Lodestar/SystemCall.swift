@@ -49,18 +49,28 @@ func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     return true
 }
 
-/// Reads a whole small file (a log, a pid file); nil when it cannot be opened.
+/// Reads a whole file (a log, a pid file, a capture); nil when it cannot be read.
 public func readFile(_ path: String) -> [UInt8]? {
+    try? readWholeFile(path)
+}
+
+/// Reads a whole file, or says why not (the errno of `open` or `read`).
+public func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
     let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
-    guard descriptor >= 0 else { return nil }
+    guard descriptor >= 0 else { throw SystemError("open", path) }
     defer { close(descriptor) }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
+        throw SystemError("read", path, code: EISDIR)
+    }
     var result: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
+    if status.st_size > 0 { result.reserveCapacity(Int(status.st_size)) }
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
     while true {
         let count = chunk.withUnsafeMutableBytes { buffer in
             retryingOnInterrupt { read(descriptor, buffer.baseAddress, buffer.count) }
         }
-        if count < 0 { return nil }
+        if count < 0 { throw SystemError("read", path) }
         if count == 0 { return result }
         result.append(contentsOf: chunk[0..<count])
     }

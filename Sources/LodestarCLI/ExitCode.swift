@@ -11,6 +11,8 @@ public enum ExitCode: Int32, Sendable {
     case unavailable = 69
     /// EX_SOFTWARE: an internal error.
     case software = 70
+    /// EX_CANTCREAT: the output file exists (and --force was not given) or cannot be created.
+    case cannotCreate = 73
     /// EX_IOERR: writing the output failed (other than the reader going away).
     case ioError = 74
     /// EX_CONFIG: a configuration (profile) error.

@@ -11,13 +11,16 @@ public enum LodestarCommand {
         SUBCOMMANDS:
           watch       print every valid fix from gpsd as it arrives
           demo        replay a bundled real capture through a private gpsd and watch it (no receiver needed)
+          record      record a gpsd session to a capture file
+          import      turn a raw NMEA/UBX log into a capture file
+          replay      replay a capture or raw log and print its locations
 
         OPTIONS:
           -h, --help  show this help ('lodestar <subcommand> --help' for a subcommand's)
           --version   print the version
 
         EXIT STATUS: 0 ok, 64 usage, 65 bad data, 66 missing input, 69 gpsd unavailable, 70 internal error,
-                     74 output error, 78 configuration error.
+                     73 output file exists, 74 output error, 78 configuration error.
         """
 
     /// Runs one command line (without the program name) and returns its exit status.
@@ -33,6 +36,12 @@ public enum LodestarCommand {
             code = WatchCommand.run(rest, context: context)
         case "demo":
             code = DemoCommand.run(rest, context: context)
+        case "replay":
+            code = ReplayCommand.run(rest, context: context)
+        case "import":
+            code = ImportCommand.run(rest, context: context)
+        case "record":
+            code = RecordCommand.run(rest, context: context)
         case "-h", "--help", "help":
             _ = context.standardOutput.write(usage + "\n")
             code = .success

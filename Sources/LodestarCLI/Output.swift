@@ -88,6 +88,9 @@ public enum TerminationSignals {
 
     public static func install() {
         signal(SIGPIPE, SIG_IGN)
+        // A file-size limit (ulimit -f) then fails the write with EFBIG, which record reports, instead of
+        // killing the process mid-line.
+        signal(SIGXFSZ, SIG_IGN)
         for signalNumber in [SIGINT, SIGTERM] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in

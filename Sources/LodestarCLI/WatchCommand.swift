@@ -76,49 +76,16 @@ struct WatchLoop {
     func run(
         source: LiveReportSource, extraStop: @escaping () -> Bool = { false }, onWatching: () -> Void = {}
     ) -> ExitCode {
-        var assembler = LocationAssembler()
-        var printed = 0
-        var outcome = ExitCode.success
-        var finished = false
+        var emitter = LocationEmitter(format: options.format, count: options.count, context: context)
         let deadline = options.duration.map { monotonicSeconds() + $0 }
         let shouldStop = {
-            finished || context.shouldStop() || extraStop() || deadline.map { monotonicSeconds() >= $0 } ?? false
+            emitter.finished || context.shouldStop() || extraStop()
+                || deadline.map { monotonicSeconds() >= $0 } ?? false
         }
         do throws(GPSDError) {
             try source.run(shouldStop: shouldStop) { event in
-                switch event {
-                case .watching(let host, let port, let version):
-                    let release = version.map { " \($0.release)" } ?? ""
-                    context.say("lodestar: watching gpsd\(release) at \(host):\(port)")
-                    onWatching()
-                case .fix(let fix):
-                    guard !finished, let location = assembler.location(for: fix) else { return }
-                    switch context.standardOutput.write(options.format.line(for: location)) {
-                    case .written:
-                        printed += 1
-                        if let count = options.count, printed >= count { finished = true }
-                    case .readerGone:
-                        finished = true
-                    case .failed(let code):
-                        context.say("lodestar: cannot write output: \(String(cString: strerror(code)))")
-                        outcome = .ioError
-                        finished = true
-                    }
-                case .report(let report):
-                    assembler.note(report)
-                    if case .error(let message) = report { context.say("lodestar: gpsd says: \(message)") }
-                case .deviceActivated(let device):
-                    assembler.note(.device(device))
-                    let driver = device.driver.map { " (\($0))" } ?? ""
-                    context.say("lodestar: device \(device.path)\(driver) active")
-                case .deviceClosed(let path):
-                    assembler.note(.device(DeviceInfo(path: path)))
-                    context.say("lodestar: device \(path) closed")
-                case .receiverLost(let reason):
-                    context.say("lodestar: receiver lost (\(reason)); waiting for it to come back")
-                case .receiverBack:
-                    context.say("lodestar: receiver back")
-                }
+                emitter.handle(event)
+                if case .watching = event { onWatching() }
             }
         } catch {
             if case .connectionFailed(let host, let port, _, _) = error {
@@ -132,6 +99,6 @@ struct WatchLoop {
             }
             return .unavailable
         }
-        return outcome
+        return emitter.outcome
     }
 }

@@ -1,0 +1,120 @@
+import CGPS
+import GPSModel
+
+/// Turns gpsd JSON lines into reports, one line at a time: the one path every line takes, whether it just
+/// arrived from gpsd (`GPSDSession`, `now` from the monotonic clock) or is read back from a capture (replay,
+/// `now` from the capture's `t`). Owns its `gps_data_t`; not thread-safe.
+///
+/// Lines are decoded with `gps_unpack`. With `collapsesEpochs`, TPVs come out one per epoch and device (see
+/// `EpochCollapser`): the epoch's raw lines are held and only the one passed on is decoded. With
+/// `satelliteDetail` off, SKY is read from the text as counts only.
+public final class ReportLineProcessor {
+    /// When false, SKY reports carry DOPs and satellite counts but no per-satellite list and no time: they
+    /// are read from the line without libgps, whose SKY decoding parses every satellite first (most of the
+    /// bytes gpsd sends). The counts are gpsd's own `uSat`/`nSat`.
+    public var satelliteDetail = true
+    public var collapsesEpochs = false
+    private let data: UnsafeMutablePointer<gps_data_t>
+    private var collapser = EpochCollapser<TextKey, TextKey, [CChar]>()
+    private var outbox: [Report] = []
+    private var outboxStart = 0
+
+    public init() {
+        data = .allocate(capacity: 1)
+        data.initialize(to: gps_data_t())
+    }
+
+    deinit {
+        data.deinitialize(count: 1)
+        data.deallocate()
+    }
+
+    /// Takes one complete line (no line end; the byte after it must be a NUL, as libgps reads C strings).
+    /// What it completes is then available from `next()`.
+    public func process(_ line: UnsafeBufferPointer<CChar>, now: Double) {
+        guard collapsesEpochs, JSONPeek.hasClass("TPV", in: line) else {
+            let report = decode(line)
+            if collapsesEpochs, case .device(let device)? = report, !device.isActive,
+                let path = JSONPeek.textKey(of: "path", in: line)
+            {
+                for payload in collapser.flush(device: path) { enqueue(decodeHeld(payload)) }
+            }
+            enqueue(report)
+            return
+        }
+        // Read the epoch's identity from the text; decode only the TPV that is passed on.
+        let time = JSONPeek.textKey(of: "time", in: line)
+        let hasPosition =
+            (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
+            && JSONPeek.hasMember("lat", in: line) && JSONPeek.hasMember("lon", in: line)
+        // The line and the NUL that ends it.
+        let held = Array(UnsafeBufferPointer(start: line.baseAddress, count: line.count + 1))
+        let finished = collapser.add(
+            held,
+            device: JSONPeek.textKey(of: "device", in: line) ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]),
+            time: time, hasPosition: hasPosition, now: now)
+        for payload in finished { enqueue(decodeHeld(payload)) }
+    }
+
+    /// The next finished report, in the order the lines came.
+    public func next() -> Report? {
+        guard outboxStart < outbox.count else { return nil }
+        let report = outbox[outboxStart]
+        outboxStart += 1
+        if outboxStart == outbox.count {
+            outbox.removeAll(keepingCapacity: true)
+            outboxStart = 0
+        }
+        return report
+    }
+
+    /// Whether an epoch is being held.
+    public var hasPending: Bool { collapser.hasPending }
+
+    /// When the earliest held epoch goes quiet (same clock as `now`).
+    public var nextQuietDeadline: Double? { collapser.nextQuietDeadline }
+
+    /// Finishes the epochs whose device has been quiet long enough; they come out of `next()`.
+    public func flushQuiet(now: Double) {
+        for payload in collapser.flushQuiet(now: now) { enqueue(decodeHeld(payload)) }
+    }
+
+    /// Every epoch still held (the stream is ending), as fixes.
+    public func flushAll() -> [Fix] {
+        collapser.flush().compactMap { payload in
+            guard case .fix(let fix)? = decodeHeld(payload) else { return nil }
+            return fix
+        }
+    }
+
+    private func enqueue(_ report: Report?) {
+        if let report { outbox.append(report) }
+    }
+
+    /// Decodes a held line (NUL-terminated copy).
+    private func decodeHeld(_ payload: [CChar]) -> Report? {
+        var copy = payload
+        return copy.withUnsafeMutableBufferPointer { bytes in
+            decode(UnsafeBufferPointer(rebasing: bytes.dropLast()))
+        }
+    }
+
+    private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
+        // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
+        data.pointee.set = 0
+        guard let base = line.baseAddress else { return nil }
+        if !satelliteDetail, JSONPeek.hasClass("SKY", in: line) {
+            // Counts only: the DOPs and gpsd's own satellite counts, read straight from the line. libgps
+            // would parse every satellite of the list first, the largest part of what gpsd sends.
+            return .sky(
+                SkyView(
+                    device: JSONPeek.stringValue(of: "device", in: line),
+                    hdop: JSONPeek.doubleValue(of: "hdop", in: line), vdop: JSONPeek.doubleValue(of: "vdop", in: line),
+                    pdop: JSONPeek.doubleValue(of: "pdop", in: line), satellites: [],
+                    satellitesUsed: JSONPeek.integerValue(of: "uSat", in: line) ?? 0,
+                    satellitesVisible: JSONPeek.integerValue(of: "nSat", in: line) ?? 0))
+        }
+        _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
+        return ReportDecoder.report(from: data, line: line)
+    }
+}

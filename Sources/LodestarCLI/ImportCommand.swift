@@ -1,0 +1,124 @@
+import Capture
+import GPSD
+import Lodestar
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lodestar import`: a raw receiver log into a capture file.
+enum ImportCommand {
+    static let usage = """
+        USAGE: lodestar import <log> -o <file> [--force]
+
+        Turns a raw NMEA or UBX log (gpsd's test logs, 'gpspipe -R' output, a logger's file) into a capture:
+        gpsd's offline decoder gpsdecode decodes it, each record is timed from the receiver's own timestamps
+        (a raw log has no timing of its own), and the log's bytes are kept per epoch so the capture can also
+        be fed to a real gpsd ('lodestar replay --through-gpsd'). The log's '#' header lines become the
+        capture's notes.
+
+        OPTIONS:
+          -o, --output <file>     the capture to write
+          --force                 replace <file> if it exists
+          -h, --help              show this help
+
+        EXIT STATUS: 0 done, 64 usage, 65 the log has no fix or cannot be decoded, 66 the log cannot be
+                     read, 69 gpsdecode not installed, 73 <file> exists (without --force) or cannot be
+                     created, 74 writing <file> failed.
+        """
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        let logPath: String
+        let outputPath: String
+        let force: Bool
+        do throws(UsageError) {
+            // `-o` is the short form everyone types.
+            let normalised = arguments.map { $0 == "-o" ? "--output" : $0 }
+            let parsed = try ParsedArguments(normalised, valued: ["output"], flagNames: ["force"])
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(usage + "\n")
+                return .success
+            }
+            guard parsed.positionals.count == 1, let log = parsed.positionals.first else {
+                throw UsageError(message: parsed.positionals.isEmpty ? "import needs a raw log" : "import takes one log")
+            }
+            guard let output = parsed.string("output") else { throw UsageError(message: "import needs -o <file>") }
+            logPath = log
+            outputPath = output
+            force = parsed.flags.contains("force")
+        } catch {
+            return LodestarCommand.usageFailure(error, usage: usage, context: context)
+        }
+
+        let raw: [UInt8]
+        do throws(SystemError) {
+            raw = try readWholeFile(logPath)
+        } catch {
+            context.say("lodestar import: cannot read \(logPath): \(error.reason)")
+            return .noInput
+        }
+        guard raw.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+            context.say("lodestar import: \(logPath) is empty: there is nothing to import")
+            return .dataError
+        }
+        if CaptureReader.looksLikeCapture(raw) {
+            context.say("lodestar import: \(logPath) is already a capture (JSON lines); replay it as it is")
+            return .dataError
+        }
+        let capture: [UInt8]
+        do throws(RawLogImport.Failure) {
+            capture = try RawLogImport.capture(path: logPath, raw: raw)
+        } catch {
+            switch error {
+            case .decoderUnavailable(let why):
+                context.say("lodestar import: \(why)")
+                return .unavailable
+            case .capture(let problem):
+                context.say("lodestar import: \(logPath): \(problem.message)")
+                return .dataError
+            }
+        }
+        let writer: CaptureFileWriter
+        do throws(SystemError) {
+            writer = try CaptureFileWriter(path: outputPath, replacing: force)
+        } catch {
+            let hint = error.code == EEXIST ? " (use --force to replace it)" : ""
+            context.say("lodestar import: cannot create \(outputPath): \(error.reason)\(hint)")
+            return .cannotCreate
+        }
+        do throws(SystemError) {
+            // One write per line, as a recording: a full disk leaves whole lines and says where it stopped.
+            var start = 0
+            while start < capture.count {
+                var end = start
+                while end < capture.count, capture[end] != 0x0A { end += 1 }
+                try writer.write(Array(capture[start..<min(end + 1, capture.count)]))
+                start = end + 1
+            }
+            try writer.close()
+        } catch {
+            context.say(
+                "lodestar import: writing \(outputPath) failed: \(error.reason); the lines before the failure are "
+                    + "in the file")
+            return .ioError
+        }
+        let summary = (try? CaptureReader.read(capture)).map { contents in
+            let fixes = contents.lines.count {
+                guard case .gpsd(let range) = $0.payload else { return false }
+                return contents.bytes[range].starts(with: Array(#"{"class":"TPV""#.utf8))
+            }
+            let duration = contents.lines.last.map { TextLine.fixed($0.t, decimals: 0, width: 1) } ?? "0"
+            return "\(contents.gpsdLineCount) gpsd reports (\(fixes) TPV), \(contents.receivedLineCount) "
+                + "receiver epochs, \(duration) s"
+        }
+        context.say("lodestar import: wrote \(outputPath): \(summary ?? "\(capture.count) bytes")")
+        return .success
+    }
+}
+
+extension SystemError {
+    /// The system's words for the error alone ("No such file or directory").
+    var reason: String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+}

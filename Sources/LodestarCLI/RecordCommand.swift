@@ -1,0 +1,143 @@
+import Capture
+import GPSD
+import GPSModel
+import Lodestar
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lodestar record`: a live gpsd session into a capture file.
+enum RecordCommand {
+    static let usage = """
+        USAGE: lodestar record <file> [--host <host>] [--port <port>] [--device <path>] [--raw]
+                               [--duration <seconds>] [--note <text>] [--force]
+
+        Records everything gpsd reports, verbatim, into a capture file (docs/capture-format.md) until Ctrl-C,
+        SIGTERM or --duration. Each line is complete when written and the file is fsynced every 5 s and at
+        the end, so a power cut loses at most the last few seconds. Keeps recording across gpsd restarts.
+
+        OPTIONS:
+          --host <host>           gpsd's host (default: localhost)
+          --port <port>           gpsd's port (default: 2947)
+          --device <path>         record only this device
+          --raw                   also keep the receiver's own bytes (a second watch, "raw":2), so the capture
+                                  can be fed to a real gpsd ('lodestar replay --through-gpsd')
+          --duration <seconds>    stop after this many seconds
+          --note <text>           a note kept in the capture's header
+          --force                 replace <file> if it exists
+          -h, --help              show this help
+
+        EXIT STATUS: 0 done, 64 usage, 69 gpsd not reachable at start, 73 <file> exists (without --force) or
+                     cannot be created, 74 writing failed (disk full, I/O error): every line before the
+                     failure stays in the file and replays.
+        """
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        var options: CaptureRecorder.Options
+        let host: String
+        let port: String
+        let device: String?
+        let raw: Bool
+        let duration: Double?
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(
+                arguments, valued: ["host", "port", "device", "duration", "note"], flagNames: ["raw", "force"])
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(usage + "\n")
+                return .success
+            }
+            guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
+                throw UsageError(message: parsed.positionals.isEmpty ? "record needs a file" : "record takes one file")
+            }
+            host = parsed.string("host") ?? GPSDSession.defaultHost
+            port = try parsed.port("port") ?? GPSDSession.defaultPort
+            device = parsed.string("device")
+            raw = parsed.flags.contains("raw")
+            duration = try parsed.positiveNumber("duration")
+            options = CaptureRecorder.Options(path: path)
+            options.replacing = parsed.flags.contains("force")
+            options.host = host
+            options.device = device
+            options.note = parsed.string("note")
+        } catch {
+            return LodestarCommand.usageFailure(error, usage: usage, context: context)
+        }
+        // Said before connecting, so nobody waits for gpsd to learn the file was there all along.
+        if !options.replacing, access(options.path, F_OK) == 0 {
+            context.say("lodestar record: \(options.path) exists; use --force to replace it")
+            return .cannotCreate
+        }
+
+        let recorder = CaptureRecorder(options: options)
+        let deadline = duration.map { monotonicSeconds() + $0 }
+        let stopRequested = Atomic<Bool>(false)
+        let rawFinished = Atomic<Bool>(!raw)
+        let shouldStop: @Sendable () -> Bool = {
+            stopRequested.load(ordering: .relaxed) || context.shouldStop() || recorder.failure != nil
+                || deadline.map { monotonicSeconds() >= $0 } ?? false
+        }
+        let source = LiveReportSource(
+            host: host, port: port, device: device, satelliteDetail: false,
+            lineObserver: { line in recorder.recordGPSDLine(line) })
+        var rawStarted = false
+        do throws(GPSDError) {
+            try source.run(
+                shouldStop: {
+                    recorder.syncIfDue()
+                    return shouldStop()
+                }
+            ) { event in
+                switch event {
+                case .watching(let host, let port, let version):
+                    let release = version.map { " \($0.release)" } ?? ""
+                    context.say("lodestar record: recording gpsd\(release) at \(host):\(port) to \(options.path)")
+                    if raw, !rawStarted {
+                        rawStarted = true
+                        let started = RawByteWatch.start(
+                            host: host, port: port, device: device, shouldStop: shouldStop,
+                            onBytes: { recorder.recordReceived($0) },
+                            onFinish: { rawFinished.store(true, ordering: .releasing) })
+                        if !started {
+                            context.say("lodestar record: cannot start the raw watch; recording JSON only")
+                            rawFinished.store(true, ordering: .releasing)
+                        }
+                    }
+                case .receiverLost(let reason):
+                    context.say("lodestar record: receiver lost (\(reason)); still recording, waiting for it")
+                case .receiverBack:
+                    context.say("lodestar record: receiver back")
+                default:
+                    break
+                }
+            }
+        } catch {
+            context.say("lodestar record: \(error)\nIs gpsd running and listening on \(host):\(port)?")
+            return .unavailable
+        }
+        stopRequested.store(true, ordering: .relaxed)
+        if raw && !rawStarted { rawFinished.store(true, ordering: .releasing) }
+        while !rawFinished.load(ordering: .acquiring) { sleepSeconds(0.02) }
+
+        let summary = recorder.summary
+        if let failure = recorder.finish() {
+            switch failure {
+            case .create(let error):
+                let hint = error.code == EEXIST ? "; use --force to replace it" : ""
+                context.say("lodestar record: cannot create \(options.path): \(error.reason)\(hint)")
+                return .cannotCreate
+            case .write(let error):
+                context.say(
+                    "lodestar record: writing \(options.path) failed: \(error.reason). Recording stopped; the "
+                        + "\(summary.gpsdLines) gpsd lines before the failure are in the file and replay.")
+                return .ioError
+            }
+        }
+        var text = "lodestar record: \(summary.gpsdLines) gpsd lines (\(summary.fixes) fixes)"
+        if raw { text += ", \(summary.receivedBytes) receiver bytes" }
+        text += " in \(TextLine.fixed(summary.seconds, decimals: 1, width: 1)) s to \(options.path)"
+        context.say(text)
+        return .success
+    }
+}

@@ -1,0 +1,232 @@
+import Capture
+import GPSD
+import GPSModel
+import Lodestar
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a capture, or a raw receiver log imported on the fly, with the messages and exit codes every
+/// command that takes one shares: 66 missing, 65 not usable (with `FILE:LINE:`), 69 no gpsdecode.
+enum CaptureInput {
+    static func load(_ path: String, command: String, context: CommandContext) -> Result<CaptureContents, Failure> {
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try readWholeFile(path)
+        } catch {
+            context.say("lodestar \(command): cannot read \(path): \(error.reason)")
+            return .failure(Failure(code: .noInput))
+        }
+        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+            context.say("lodestar \(command): \(path) is empty: it has no capture header and no receiver data")
+            return .failure(Failure(code: .dataError))
+        }
+        var captureBytes = bytes
+        if !CaptureReader.looksLikeCapture(bytes) {
+            do throws(RawLogImport.Failure) {
+                captureBytes = try RawLogImport.capture(path: path, raw: bytes)
+            } catch {
+                switch error {
+                case .decoderUnavailable(let why):
+                    context.say("lodestar \(command): \(why)")
+                    return .failure(Failure(code: .unavailable))
+                case .capture(let problem):
+                    context.say("lodestar \(command): \(path): \(problem.message)")
+                    return .failure(Failure(code: .dataError))
+                }
+            }
+        }
+        do throws(CaptureError) {
+            let contents = try CaptureReader.read(captureBytes)
+            for warning in contents.warnings {
+                context.say("lodestar \(command): warning: \(path):\(warning.line ?? 0): \(warning.message)")
+            }
+            return .success(contents)
+        } catch {
+            let location = error.line.map { "\(path):\($0)" } ?? path
+            context.say("lodestar \(command): \(location): \(error.message)")
+            return .failure(Failure(code: .dataError))
+        }
+    }
+
+    struct Failure: Error {
+        var code: ExitCode
+    }
+}
+
+/// `lodestar replay`: a capture (or raw log) back through the pipeline, as `watch` would have printed it.
+enum ReplayCommand {
+    static let usage = """
+        USAGE: lodestar replay <file> [--speed <n>|max] [--format jsonl|text] [--through-gpsd] [--count <n>]
+
+        Replays a capture (from 'lodestar record' or 'lodestar import') or a raw NMEA/UBX log (imported on
+        the fly with gpsd's gpsdecode) and prints what 'lodestar watch' printed, one location per receiver
+        epoch. The capture's gpsd reports are decoded by libgps as live ones are, on a virtual clock.
+
+        OPTIONS:
+          --speed <n>|max         n times real time, or max: as fast as possible (default: max)
+          --format jsonl|text     as for watch (default: text)
+          --through-gpsd          write the capture's raw receiver bytes into a private gpsd through a pty,
+                                  paced by t and --speed, and read the fixes back through the live path
+          --count <n>             stop after n locations
+          -h, --help              show this help
+
+        EXIT STATUS: 0 done, 64 usage, 65 the file is not a usable capture or log (FILE:LINE: what is
+                     wrong; empty; no fix; unknown version), 66 the file cannot be read, 69 gpsd or
+                     gpsdecode unavailable, 74 output could not be written.
+        """
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        let path: String
+        let format: LocationFormat
+        let speed: Double?
+        let count: Int?
+        let throughGPSD: Bool
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(
+                arguments, valued: ["speed", "format", "count"], flagNames: ["through-gpsd"])
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(usage + "\n")
+                return .success
+            }
+            guard parsed.positionals.count == 1, let file = parsed.positionals.first else {
+                throw UsageError(
+                    message: parsed.positionals.isEmpty
+                        ? "replay needs a capture or raw log file" : "replay takes one file, not \(parsed.positionals.count)")
+            }
+            path = file
+            format = try parsed.format("format", default: .text)
+            count = try parsed.positiveInteger("count")
+            throughGPSD = parsed.flags.contains("through-gpsd")
+            if parsed.string("speed") == "max" {
+                speed = nil
+            } else {
+                speed = try parsed.positiveNumber("speed")
+            }
+        } catch {
+            return LodestarCommand.usageFailure(error, usage: usage, context: context)
+        }
+
+        let contents: CaptureContents
+        switch CaptureInput.load(path, command: "replay", context: context) {
+        case .success(let loaded): contents = loaded
+        case .failure(let failure): return failure.code
+        }
+        var emitter = LocationEmitter(
+            format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
+            announcesStream: false)
+        let fixes: Int
+        if throughGPSD {
+            switch replayThroughGPSD(contents, path: path, speed: speed, emitter: &emitter, context: context) {
+            case .success(let count): fixes = count
+            case .failure(let failure): return failure.code
+            }
+        } else {
+            var fixCount = 0
+            let start = monotonicSeconds()
+            let firstT = contents.lines.first?.t ?? 0
+            CaptureReplayer(contents).run(
+                beforeLine: { t in
+                    if emitter.finished || context.shouldStop() { return false }
+                    if let speed {
+                        let due = start + (t - firstT) / speed
+                        while monotonicSeconds() < due {
+                            if context.shouldStop() { return false }
+                            sleepSeconds(min(0.05, due - monotonicSeconds()))
+                        }
+                    }
+                    return true
+                },
+                onEvent: { _, event in
+                    if case .fix(let fix) = event, fix.hasPosition { fixCount += 1 }
+                    emitter.handle(event)
+                })
+            fixes = fixCount
+        }
+        if emitter.outcome != .success { return emitter.outcome }
+        if fixes == 0, !context.shouldStop() {
+            context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
+            return .dataError
+        }
+        return .success
+    }
+
+    /// Feeds the capture's `rx` bytes to a private gpsd on a pty and prints what it reports. The number of
+    /// fixes with a position it reported.
+    private static func replayThroughGPSD(
+        _ contents: CaptureContents, path: String, speed: Double?, emitter: inout LocationEmitter,
+        context: CommandContext
+    ) -> Result<Int, CaptureInput.Failure> {
+        var chunks: [(t: Double, bytes: ArraySlice<UInt8>)] = []
+        for line in contents.lines {
+            if case .received(let range) = line.payload { chunks.append((line.t, contents.rawBytes(range)[...])) }
+        }
+        guard !chunks.isEmpty else {
+            context.say(
+                "lodestar replay: \(path) has no receiver bytes (rx lines) to feed to gpsd; record with --raw, "
+                    + "or import a raw log, to replay through gpsd")
+            return .failure(CaptureInput.Failure(code: .dataError))
+        }
+        let gpsd: PrivateGPSD
+        let terminal: PseudoTerminal
+        do {
+            var options = PrivateGPSD.Options()
+            // Nothing must be written to the "receiver" but what the capture holds.
+            options.readOnly = true
+            gpsd = try PrivateGPSD(options: options)
+            terminal = try PseudoTerminal()
+            try gpsd.addDeviceAndWait(terminal)
+        } catch {
+            context.say("lodestar replay: cannot start a private gpsd: \(error)")
+            return .failure(CaptureInput.Failure(code: .unavailable))
+        }
+        defer {
+            gpsd.stop()
+            terminal.close()
+        }
+        let feedDone = Atomic<Bool>(false)
+        let stopFeeding = Atomic<Bool>(false)
+        let feeder = CaptureFeeder(speed: speed)
+        let sendableChunks = chunks.map { SendableChunk(t: $0.t, bytes: Array($0.bytes)) }
+        let startFeeding = {
+            let started = DetachedThread.start {
+                _ = feeder.feed(
+                    sendableChunks.map { (t: $0.t, bytes: $0.bytes[...]) }, to: terminal
+                ) { stopFeeding.load(ordering: .relaxed) || context.shouldStop() }
+                // gpsd reports the last epoch once it sees no more input; give it that moment.
+                sleepSeconds(1)
+                feedDone.store(true, ordering: .releasing)
+            }
+            if !started { feedDone.store(true, ordering: .releasing) }
+        }
+        let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
+        var fixes = 0
+        var started = false
+        do throws(GPSDError) {
+            try source.run(
+                shouldStop: { feedDone.load(ordering: .acquiring) || emitter.finished || context.shouldStop() }
+            ) { event in
+                if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
+                if case .watching = event, !started {
+                    started = true
+                    startFeeding()
+                }
+                emitter.handle(event)
+            }
+        } catch {
+            context.say("lodestar replay: the private gpsd went away: \(error)")
+            stopFeeding.store(true, ordering: .relaxed)
+            return .failure(CaptureInput.Failure(code: .unavailable))
+        }
+        stopFeeding.store(true, ordering: .relaxed)
+        while started && !feedDone.load(ordering: .acquiring) { sleepSeconds(0.02) }
+        return .success(fixes)
+    }
+
+    private struct SendableChunk: Sendable {
+        var t: Double
+        var bytes: [UInt8]
+    }
+}

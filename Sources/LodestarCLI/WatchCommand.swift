@@ -9,8 +9,8 @@ import Glibc
 /// `lodestar watch`: every valid fix gpsd reports, as it arrives.
 enum WatchCommand {
     static let usage = """
-        USAGE: lodestar watch [--host <host>] [--port <port>] [--device <path>] [--format jsonl|text]
-                              [--count <n>] [--duration <seconds>]
+        USAGE: lodestar watch [--host <host>] [--port <port>] [--device <path>]
+                              [--format jsonl|text|gpx|geojson] [--count <n>] [--duration <seconds>]
 
         Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
         receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
@@ -19,7 +19,10 @@ enum WatchCommand {
           --host <host>           gpsd's host (default: localhost)
           --port <port>           gpsd's port (default: 2947)
           --device <path>         watch only this device (default: all of gpsd's devices)
-          --format jsonl|text     jsonl: one JSON object per line; text: aligned columns (default: text)
+          --format <format>       jsonl: one JSON object per line; text: aligned columns (default);
+                                  gpx: a GPX 1.1 track; geojson: a GeoJSON FeatureCollection. gpx and
+                                  geojson are complete once watch ends (a new track segment after the
+                                  receiver is lost or a gap of more than 10 s between fixes)
           --count <n>             stop after n fixes
           --duration <seconds>    stop after this many seconds
           -h, --help              show this help
@@ -77,9 +80,34 @@ struct WatchLoop {
         source: LiveReportSource, extraStop: @escaping () -> Bool = { false }, onWatching: () -> Void = {}
     ) -> ExitCode {
         var assembler = LocationAssembler()
+        var printer = LocationPrinter(format: options.format)
         var printed = 0
         var outcome = ExitCode.success
         var finished = false
+        /// The header is written (gpx and geojson need their footer then) and the output still takes writes.
+        var opened = false
+        var writable = true
+        /// Writes one piece; on failure says so, and stops the loop.
+        func emit(_ text: String) -> Bool {
+            guard writable else { return false }
+            if text.isEmpty { return true }
+            switch context.standardOutput.write(text) {
+            case .written:
+                return true
+            case .readerGone:
+                writable = false
+            case .failed(let code):
+                context.say("lodestar: cannot write output: \(String(cString: strerror(code)))")
+                outcome = .ioError
+                writable = false
+            }
+            finished = true
+            return false
+        }
+        /// The document's end, whatever ended the watch, unless the output is gone.
+        func close() {
+            if opened { _ = emit(printer.footer()) }
+        }
         let deadline = options.duration.map { monotonicSeconds() + $0 }
         let shouldStop = {
             finished || context.shouldStop() || extraStop() || deadline.map { monotonicSeconds() >= $0 } ?? false
@@ -90,19 +118,16 @@ struct WatchLoop {
                 case .watching(let host, let port, let version):
                     let release = version.map { " \($0.release)" } ?? ""
                     context.say("lodestar: watching gpsd\(release) at \(host):\(port)")
+                    if !opened {
+                        opened = true
+                        _ = emit(printer.header())
+                    }
                     onWatching()
                 case .fix(let fix):
                     guard !finished, let location = assembler.location(for: fix) else { return }
-                    switch context.standardOutput.write(options.format.line(for: location)) {
-                    case .written:
+                    if emit(printer.line(for: location)) {
                         printed += 1
                         if let count = options.count, printed >= count { finished = true }
-                    case .readerGone:
-                        finished = true
-                    case .failed(let code):
-                        context.say("lodestar: cannot write output: \(String(cString: strerror(code)))")
-                        outcome = .ioError
-                        finished = true
                     }
                 case .report(let report):
                     assembler.note(report)
@@ -115,6 +140,7 @@ struct WatchLoop {
                     assembler.note(.device(DeviceInfo(path: path)))
                     context.say("lodestar: device \(path) closed")
                 case .receiverLost(let reason):
+                    printer.breakSegment()
                     context.say("lodestar: receiver lost (\(reason)); waiting for it to come back")
                 case .receiverBack:
                     context.say("lodestar: receiver back")
@@ -130,8 +156,10 @@ struct WatchLoop {
             } else {
                 context.say("lodestar: \(error)")
             }
+            close()
             return .unavailable
         }
+        close()
         return outcome
     }
 }

@@ -320,3 +320,112 @@ enum GPSBabel {
         #expect(try GPSBabel.pointCount(of: document(.gpx, [])) == 0)
     }
 }
+
+/// Keeps what is written; from write attempt number `goneAt` on, says the reader is gone and keeps nothing.
+final class CountingSink: TextSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var pieces: [String] = []
+    private var tries = 0
+    let goneAt: Int?
+
+    init(goneAt: Int? = nil) {
+        self.goneAt = goneAt
+    }
+
+    func write(_ text: String) -> WriteOutcome {
+        lock.lock()
+        defer { lock.unlock() }
+        tries += 1
+        if let goneAt, tries >= goneAt { return .readerGone }
+        pieces.append(text)
+        return .written
+    }
+
+    var attempts: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return tries
+    }
+
+    var writes: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return pieces
+    }
+}
+
+/// `watch`'s loop end to end through the demo (a private gpsd fed a real capture): the document is complete
+/// however the watch ends.
+@Suite struct TrackExportEndToEndTests {
+    func capturePath(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/captures/\(name)").path
+    }
+
+    func demo(_ arguments: [String], output: CountingSink, stopAfterWrites: Int? = nil) -> (Int32, String) {
+        let error = MemorySink()
+        let context = CommandContext(
+            standardOutput: output, standardError: error,
+            shouldStop: { stopAfterWrites.map { output.writes.count >= $0 } ?? false })
+        let code = LodestarCommand.main(arguments: ["demo"] + arguments, context: context)
+        return (code, error.text)
+    }
+
+    @Test func gpxEndedByCountLoadsInGpsbabelWithEveryPoint() throws {
+        let output = CountingSink()
+        let (code, error) = demo(
+            ["--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx",
+             "--count", "7"], output: output)
+        #expect(code == 0, "\(error)")
+        // Header, one piece per fix, footer.
+        #expect(output.writes.count == 9)
+        let gpx = output.writes.joined()
+        #expect(gpx.hasSuffix("</trkseg>\n</trk>\n</gpx>\n"))
+        let outline = GPXOutline(gpx)
+        #expect(outline.error == nil)
+        #expect(outline.trackPoints == 7)
+        #expect(try GPSBabel.pointCount(of: gpx) == 7)
+    }
+
+    @Test func geojsonEndedByTheCaptureRunningOutIsComplete() throws {
+        let output = CountingSink()
+        let (code, error) = demo(
+            ["--capture", capturePath("gpsd-sirf4-bu353s4.nmea"), "--speed", "1000", "--format", "geojson"],
+            output: output)
+        #expect(code == 0, "\(error)")
+        let text = output.writes.joined()
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let features = try #require(root["features"] as? [[String: Any]])
+        let points = features.filter { ($0["geometry"] as? [String: Any])?["type"] as? String == "Point" }
+        // Header and footer around one piece per point.
+        #expect(points.count == output.writes.count - 2)
+        #expect(points.count > 1)
+        #expect(features.count == points.count + 1)
+    }
+
+    @Test func gpxEndedByAStopRequestIsComplete() throws {
+        let output = CountingSink()
+        let (code, error) = demo(
+            ["--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx"],
+            output: output, stopAfterWrites: 4)
+        #expect(code == 0, "\(error)")
+        let gpx = output.writes.joined()
+        #expect(gpx.hasSuffix("</gpx>\n"))
+        let outline = GPXOutline(gpx)
+        #expect(outline.error == nil)
+        #expect(outline.trackPoints == output.writes.count - 2)
+        #expect(try GPSBabel.pointCount(of: gpx) == outline.trackPoints)
+    }
+
+    @Test func goneReaderGetsNothingMore() {
+        let output = CountingSink(goneAt: 4)
+        let (code, error) = demo(
+            ["--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx"],
+            output: output)
+        #expect(code == 0, "\(error)")
+        // The header and two points; the refused fourth write ended the watch and no footer was tried after.
+        #expect(output.writes.count == 3)
+        #expect(output.attempts == 4)
+        #expect(!output.writes.joined().contains("</gpx>"))
+    }
+}

@@ -9,8 +9,8 @@ import Synchronization
 /// against that gpsd. When the system gpsd already has a receiver, watches that instead.
 enum DemoCommand {
     static let usage = """
-        USAGE: lodestar demo [--capture <file>] [--speed <factor>] [--format jsonl|text] [--count <n>]
-                             [--duration <seconds>]
+        USAGE: lodestar demo [--capture <file>] [--speed <factor>] [--format jsonl|text|gpx|geojson]
+                             [--count <n>] [--duration <seconds>]
 
         Without --capture, first looks for a receiver on the system gpsd (localhost:2947) and watches it.
         Otherwise starts a private gpsd (a free port, a pty as its device), replays a real receiver capture
@@ -20,7 +20,7 @@ enum DemoCommand {
         OPTIONS:
           --capture <file>        a raw NMEA/UBX log to replay instead of the bundled one
           --speed <factor>        replay this many times faster than recorded (default: 30)
-          --format jsonl|text     as for 'lodestar watch' (default: text)
+          --format <format>       jsonl, text, gpx or geojson, as for 'lodestar watch' (default: text)
           --count <n>             stop after n fixes
           --duration <seconds>    stop after this many seconds
           -h, --help              show this help

@@ -16,6 +16,11 @@ struct LocationEmitter {
     /// Whether stream changes (devices, losses) are told on stderr: yes live, no in a replay.
     let announcesStream: Bool
     private var assembler: LocationAssembler
+    private var printer: LocationPrinter
+    /// The header is written (gpx and geojson then need their footer).
+    private var opened = false
+    /// False after EPIPE or a write error: nothing more is written.
+    private var writable = true
     private(set) var printed = 0
     private(set) var outcome = ExitCode.success
     /// Count reached, reader gone, or output failed.
@@ -31,18 +36,33 @@ struct LocationEmitter {
         self.name = name
         self.announcesStream = announcesStream
         assembler = LocationAssembler(origin: origin)
+        printer = LocationPrinter(format: format)
+    }
+
+    /// Writes the document's start (GPX, GeoJSON); live, once gpsd is watching, so a gpsd that is not there
+    /// leaves no half document.
+    mutating func open() {
+        guard !opened else { return }
+        opened = true
+        _ = write(printer.header())
+    }
+
+    /// The document's end, whatever ended the stream, unless the output is gone.
+    mutating func close() {
+        if opened { _ = write(printer.footer()) }
     }
 
     mutating func handle(_ event: LiveEvent) {
         switch event {
         case .watching(let host, let port, let version):
             guard announcesStream else { return }
+            open()
             let release = version.map { " \($0.release)" } ?? ""
             context.say("\(name): watching gpsd\(release) at \(host):\(port)")
         case .fix(let fix):
             guard !finished, let location = assembler.location(for: fix) else { return }
-            write(format.line(for: location))
-            if outcome == .success, !finished {
+            open()
+            if write(printer.line(for: location)) {
                 printed += 1
                 if let count, printed >= count { finished = true }
             }
@@ -59,6 +79,7 @@ struct LocationEmitter {
             guard announcesStream else { return }
             context.say("\(name): device \(path) closed")
         case .receiverLost(let reason):
+            printer.breakSegment()
             guard announcesStream else { return }
             context.say("\(name): receiver lost (\(reason)); waiting for it to come back")
         case .receiverBack:
@@ -67,16 +88,21 @@ struct LocationEmitter {
         }
     }
 
-    private mutating func write(_ text: String) {
+    /// Writes one piece; false (and the stream finished) when the output is gone or failed.
+    private mutating func write(_ text: String) -> Bool {
+        guard writable else { return false }
+        if text.isEmpty { return true }
         switch context.standardOutput.write(text) {
         case .written:
-            break
+            return true
         case .readerGone:
-            finished = true
+            writable = false
         case .failed(let code):
             context.say("\(name): cannot write output: \(String(cString: strerror(code)))")
             outcome = .ioError
-            finished = true
+            writable = false
         }
+        finished = true
+        return false
     }
 }

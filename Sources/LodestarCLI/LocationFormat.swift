@@ -1,18 +1,15 @@
 import GPSModel
 
-/// How `watch` and `demo` print locations.
+/// How `watch` and `demo` print locations; `LocationPrinter` prints them.
 public enum LocationFormat: String, Sendable, CaseIterable {
     /// One JSON object per line, the schema in the README.
     case jsonl
     /// One aligned line per fix, for people.
     case text
-
-    public func line(for location: Location) -> String {
-        switch self {
-        case .jsonl: return JSONLine.location(location)
-        case .text: return TextLine.location(location)
-        }
-    }
+    /// A GPX 1.1 document: one track, one segment per unbroken run.
+    case gpx
+    /// A GeoJSON (RFC 7946) FeatureCollection: a Point feature per location and the track as a line.
+    case geojson
 }
 
 /// Hand-written JSON: fixed key order, shortest round-trip numbers (full precision coordinates), absent keys
@@ -74,10 +71,16 @@ struct JSONObject {
 
     /// The object, closed, with its newline.
     var line: String {
-        var result = bytes
-        result.append(UInt8(ascii: "}"))
+        var result = closed
         result.append(UInt8(ascii: "\n"))
         return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The object's bytes, closed.
+    var closed: [UInt8] {
+        var result = bytes
+        result.append(UInt8(ascii: "}"))
+        return result
     }
 
     static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {

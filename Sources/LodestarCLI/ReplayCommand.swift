@@ -59,7 +59,7 @@ enum CaptureInput {
 /// `lodestar replay`: a capture (or raw log) back through the pipeline, as `watch` would have printed it.
 enum ReplayCommand {
     static let usage = """
-        USAGE: lodestar replay <file> [--speed <n>|max] [--format jsonl|text] [--through-gpsd] [--count <n>]
+        USAGE: lodestar replay <file> [--speed <n>|max] [--format jsonl|text|gpx|geojson] [--through-gpsd] [--count <n>]
 
         Replays a capture (from 'lodestar record' or 'lodestar import') or a raw NMEA/UBX log (imported on
         the fly with gpsd's gpsdecode) and prints what 'lodestar watch' printed, one location per receiver
@@ -67,7 +67,7 @@ enum ReplayCommand {
 
         OPTIONS:
           --speed <n>|max         n times real time, or max: as fast as possible (default: max)
-          --format jsonl|text     as for watch (default: text)
+          --format <format>       jsonl, text, gpx or geojson, as for watch (default: text)
           --through-gpsd          write the capture's raw receiver bytes into a private gpsd through a pty,
                                   paced by t and --speed, and read the fixes back through the live path
           --count <n>             stop after n locations
@@ -117,6 +117,7 @@ enum ReplayCommand {
         var emitter = LocationEmitter(
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
             announcesStream: false)
+        emitter.open()
         let fixes: Int
         if throughGPSD {
             switch replayThroughGPSD(contents, path: path, speed: speed, emitter: &emitter, context: context) {
@@ -145,6 +146,7 @@ enum ReplayCommand {
                 })
             fixes = fixCount
         }
+        emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
         if fixes == 0, !context.shouldStop() {
             context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")

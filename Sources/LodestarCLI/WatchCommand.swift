@@ -9,8 +9,8 @@ import Glibc
 /// `lodestar watch`: every valid fix gpsd reports, as it arrives.
 enum WatchCommand {
     static let usage = """
-        USAGE: lodestar watch [--host <host>] [--port <port>] [--device <path>] [--format jsonl|text]
-                              [--count <n>] [--duration <seconds>]
+        USAGE: lodestar watch [--host <host>] [--port <port>] [--device <path>]
+                              [--format jsonl|text|gpx|geojson] [--count <n>] [--duration <seconds>]
 
         Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
         receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
@@ -19,7 +19,10 @@ enum WatchCommand {
           --host <host>           gpsd's host (default: localhost)
           --port <port>           gpsd's port (default: 2947)
           --device <path>         watch only this device (default: all of gpsd's devices)
-          --format jsonl|text     jsonl: one JSON object per line; text: aligned columns (default: text)
+          --format <format>       jsonl: one JSON object per line; text: aligned columns (default);
+                                  gpx: a GPX 1.1 track; geojson: a GeoJSON FeatureCollection. gpx and
+                                  geojson are complete once watch ends (a new track segment after the
+                                  receiver is lost or a gap of more than 10 s between fixes)
           --count <n>             stop after n fixes
           --duration <seconds>    stop after this many seconds
           -h, --help              show this help
@@ -97,8 +100,10 @@ struct WatchLoop {
             } else {
                 context.say("lodestar: \(error)")
             }
+            emitter.close()
             return .unavailable
         }
+        emitter.close()
         return emitter.outcome
     }
 }

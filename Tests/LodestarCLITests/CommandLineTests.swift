@@ -38,7 +38,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
 
     @Test func usageErrorSaysWhatWasWrong() {
         let (_, _, error) = run(["watch", "--format", "xml"])
-        #expect(error.contains("'--format' takes jsonl|text, not 'xml'"))
+        #expect(error.contains("'--format' takes jsonl|text|gpx|geojson, not 'xml'"))
     }
 
     @Test func versionPrints() {
@@ -67,6 +67,12 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
     }
 }
 
+/// One location printed alone by a fresh printer.
+func printedLine(_ format: LocationFormat, _ location: Location) -> String {
+    var printer = LocationPrinter(format: format)
+    return printer.line(for: location)
+}
+
 @Suite struct OutputFormatTests {
     let full = Location(
         timestamp: UTCTime(seconds: 1_490_958_084), latitude: 55.088849833, longitude: 38.976455417,
@@ -75,7 +81,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
         hdop: 0.9, device: "/dev/pts/1")
 
     @Test func jsonlHasExactlyTheSchemaInOrder() throws {
-        let line = LocationFormat.jsonl.line(for: full)
+        let line = printedLine(.jsonl, full)
         #expect(line.hasSuffix("}\n"))
         #expect(
             line == #"{"type":"location","timestamp":"2017-03-31T11:01:24.000Z","latitude":55.088849833,"longitude":38.976455417,"altitude":2177.0,"horizontalAccuracy":2.466,"verticalAccuracy":2.3,"speed":78.504,"speedAccuracy":0.5,"course":86.2,"courseAccuracy":1.5,"fixMode":"3d","satellitesUsed":9,"hdop":0.9,"device":"/dev/pts/1"}"# + "\n")
@@ -85,23 +91,23 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
 
     @Test func unknownValuesAreAbsentKeys() throws {
         let minimal = Location(timestamp: UTCTime(seconds: 0), latitude: -1.5, longitude: 2.25, fixMode: .twoD)
-        let line = LocationFormat.jsonl.line(for: minimal)
+        let line = printedLine(.jsonl, minimal)
         #expect(line == #"{"type":"location","timestamp":"1970-01-01T00:00:00.000Z","latitude":-1.5,"longitude":2.25,"fixMode":"2d"}"# + "\n")
     }
 
     @Test func devicePathsAreEscaped() {
         var odd = full
         odd.device = "/dev/odd\"name\\\n"
-        #expect(LocationFormat.jsonl.line(for: odd).contains(#""device":"/dev/odd\"name\\\n""#))
+        #expect(printedLine(.jsonl, odd).contains(#""device":"/dev/odd\"name\\\n""#))
     }
 
     @Test func textIsOneAlignedLine() {
-        let line = LocationFormat.text.line(for: full)
+        let line = printedLine(.text, full)
         #expect(line == "2017-03-31T11:01:24.000Z  3D   55.0888498 N    38.9764554 E   2177.0 m  ±   2.5 m    78.5 m/s   86.2°   9 sats  hdop  0.9  /dev/pts/1\n")
         var south = full
         south.latitude = -37.5
         south.longitude = -122.25
-        let other = LocationFormat.text.line(for: south)
+        let other = printedLine(.text, south)
         #expect(other.contains("37.5000000 S"))
         #expect(other.contains("122.2500000 W"))
         #expect(other.count == line.count)

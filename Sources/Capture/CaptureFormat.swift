@@ -146,7 +146,8 @@ public enum CaptureLineEncoder {
         return String(milliseconds / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
-    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+    /// `value` as a JSON string (quotes, escapes; UTF-8 passes through), appended to `bytes`.
+    public static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

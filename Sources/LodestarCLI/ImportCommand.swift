@@ -66,17 +66,9 @@ enum ImportCommand {
             return .dataError
         }
         let capture: [UInt8]
-        do throws(RawLogImport.Failure) {
-            capture = try RawLogImport.capture(path: logPath, raw: raw)
-        } catch {
-            switch error {
-            case .decoderUnavailable(let why):
-                context.say("lodestar import: \(why)")
-                return .unavailable
-            case .capture(let problem):
-                context.say("lodestar import: \(logPath): \(problem.message)")
-                return .dataError
-            }
+        switch CaptureInput.importRaw(logPath, raw: raw, command: "import", context: context) {
+        case .success(let imported): capture = imported
+        case .failure(let failure): return failure.code
         }
         let writer: CaptureFileWriter
         do throws(SystemError) {

@@ -25,17 +25,9 @@ enum CaptureInput {
         }
         var captureBytes = bytes
         if !CaptureReader.looksLikeCapture(bytes) {
-            do throws(RawLogImport.Failure) {
-                captureBytes = try RawLogImport.capture(path: path, raw: bytes)
-            } catch {
-                switch error {
-                case .decoderUnavailable(let why):
-                    context.say("lodestar \(command): \(why)")
-                    return .failure(Failure(code: .unavailable))
-                case .capture(let problem):
-                    context.say("lodestar \(command): \(path): \(problem.message)")
-                    return .failure(Failure(code: .dataError))
-                }
+            switch importRaw(path, raw: bytes, command: command, context: context) {
+            case .success(let imported): captureBytes = imported
+            case .failure(let failure): return .failure(failure)
             }
         }
         do throws(CaptureError) {
@@ -48,6 +40,24 @@ enum CaptureInput {
             let location = error.line.map { "\(path):\($0)" } ?? path
             context.say("lodestar \(command): \(location): \(error.message)")
             return .failure(Failure(code: .dataError))
+        }
+    }
+
+    /// A raw log as capture bytes, through gpsdecode: 69 without gpsdecode, 65 with no fix.
+    static func importRaw(
+        _ path: String, raw: [UInt8], command: String, context: CommandContext
+    ) -> Result<[UInt8], Failure> {
+        do throws(RawLogImport.Failure) {
+            return .success(try RawLogImport.capture(path: path, raw: raw))
+        } catch {
+            switch error {
+            case .decoderUnavailable(let why):
+                context.say("lodestar \(command): \(why)")
+                return .failure(Failure(code: .unavailable))
+            case .capture(let problem):
+                context.say("lodestar \(command): \(path): \(problem.message)")
+                return .failure(Failure(code: .dataError))
+            }
         }
     }
 

@@ -38,18 +38,6 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     return EpochPosition.fromGpspipe(String(decoding: data, as: UTF8.self))
 }
 
-private func samePositions(_ mine: [EpochPosition], _ theirs: [EpochPosition], _ what: String) {
-    #expect(mine.count == theirs.count, "\(what): \(mine.count) fixes against \(theirs.count)")
-    for (one, other) in zip(mine, theirs) {
-        let same = one.time == other.time && abs(one.latitude - other.latitude) <= 1e-7
-            && abs(one.longitude - other.longitude) <= 1e-7
-        if !same {
-            Issue.record("\(what): \(one) against \(other)")
-            return
-        }
-    }
-}
-
 /// Import and replay of every capture in the repo, against gpsdecode's own decoding.
 @Suite struct ImportReplayTests {
     @Test(arguments: Fixtures.captureNames)

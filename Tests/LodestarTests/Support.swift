@@ -3,6 +3,7 @@ import Foundation
 import GPSD
 import Lodestar
 import LodestarCLI
+import Testing
 
 /// Where the repo's captures are, found from this file so a fresh clone needs no set-up.
 enum Fixtures {
@@ -111,6 +112,19 @@ struct EpochPosition: Equatable, CustomStringConvertible {
             lastTime[device] = time
         }
         return result
+    }
+}
+
+/// The same epochs, times and coordinates (to 1e-7°); records the first difference.
+func samePositions(_ mine: [EpochPosition], _ theirs: [EpochPosition], _ what: String) {
+    #expect(mine.count == theirs.count, "\(what): \(mine.count) fixes against \(theirs.count)")
+    for (one, other) in zip(mine, theirs) {
+        let same = one.time == other.time && abs(one.latitude - other.latitude) <= 1e-7
+            && abs(one.longitude - other.longitude) <= 1e-7
+        if !same {
+            Issue.record("\(what): \(one) against \(other)")
+            return
+        }
     }
 }
 

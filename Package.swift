@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Lodestar", targets: ["Lodestar"]),
         .library(name: "GPSModel", targets: ["GPSModel"]),
         .library(name: "GPSD", targets: ["GPSD"]),
+        .library(name: "Policy", targets: ["Policy"]),
         .executable(name: "lodestar", targets: ["lodestar"]),
     ],
     targets: [
@@ -18,11 +19,14 @@ let package = Package(
         ),
         .target(name: "GPSModel"),
         .target(name: "GPSD", dependencies: ["CGPS", "GPSModel"]),
+        // The pure power policy of SPEC.md §2–§8: events in, actions out, no clock and no I/O.
+        .target(name: "Policy", dependencies: ["GPSModel"]),
         .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD"]),
         .target(name: "LodestarCLI", dependencies: ["Lodestar", "GPSModel", "GPSD"]),
         .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
+        .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",
             dependencies: ["Lodestar", "LodestarCLI", "GPSD", "GPSModel"],

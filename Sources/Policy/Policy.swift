@@ -602,8 +602,13 @@ public struct Policy: Sendable {
     private mutating func answerRequests(with location: Location) {
         for id in requests.keys.sorted() {
             guard var request = requests[id] else { continue }
-            let limit = request.desiredAccuracy.acceptanceThreshold
-            if FixFilter.accuracyProblem(location, limit: limit) == nil {
+            // A fix of unknown accuracy meets only the levels that take any valid fix.
+            let level = request.desiredAccuracy
+            let meets =
+                level.isBest || level == .reduced
+                ? FixFilter.accuracyProblem(location, limit: level.acceptanceThreshold) == nil
+                : FixFilter.accuracy(of: location).map { $0 <= (level.acceptanceThreshold ?? .infinity) } ?? false
+            if meets {
                 let accuracy = FixFilter.accuracy(of: location).map { " (\(Words.distance($0)))" } ?? ""
                 finishRequest(
                     id, .requestCompleted(id, outgoing(location, level: request.desiredAccuracy)),

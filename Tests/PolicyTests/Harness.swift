@@ -20,8 +20,10 @@ func makeFix(
     let time = UTCTime(
         seconds: baseSeconds + millis / 1000 - (millis % 1000 < 0 ? 1 : 0),
         nanoseconds: Int32(((millis % 1000) + 1000) % 1000) * 1_000_000)
-    let latitude = originLatitude + north / 111_320
-    let longitude = originLongitude + east / (111_320 * cos(originLatitude * .pi / 180))
+    // The same sphere as Geodesy, so "500 m east" measures 500 m.
+    let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
+    let latitude = originLatitude + north / metresPerDegree
+    let longitude = originLongitude + east / (metresPerDegree * cos(originLatitude * .pi / 180))
     return Location(
         timestamp: time, latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy, speed: speed,
         fixMode: mode)

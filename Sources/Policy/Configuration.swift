@@ -269,7 +269,9 @@ public struct AcquisitionRule: Sendable, Hashable {
 
     func validate() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []
-        if !(timeout.isFinite && timeout > 0) { errors.append(.init("timeout", "must be a positive number of seconds")) }
+        if !(timeout.isFinite && timeout > 0) {
+            errors.append(.init("timeout", "must be a positive number of seconds"))
+        }
         if !(backoffFactor.isFinite && backoffFactor >= 1) {
             errors.append(.init("backoffFactor", "must be a number ≥ 1"))
         }
@@ -297,7 +299,9 @@ public struct SignificantChangeRule: Sendable, Hashable {
 
     func validate() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []
-        if !(distance.isFinite && distance > 0) { errors.append(.init("distance", "must be a positive number of metres")) }
+        if !(distance.isFinite && distance > 0) {
+            errors.append(.init("distance", "must be a positive number of metres"))
+        }
         if !(minimumInterval.isFinite && minimumInterval >= 0) {
             errors.append(.init("minimumInterval", "must be a number of seconds ≥ 0"))
         }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import GPSModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The checks of SPEC.md §2 that hold for every consumer: mode, finite coordinates, staleness, duplicates.
 /// Accuracy is checked per consumer, because each has its own limit.

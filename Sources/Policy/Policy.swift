@@ -44,6 +44,10 @@ public struct Policy: Sendable {
         default: false
         }
     }
+    /// The running updates' configuration, nil when updates are stopped.
+    public var updatesConfiguration: UpdatesConfiguration? { updates?.configuration }
+    /// Whether significant-change monitoring is on.
+    public var isMonitoringSignificantChanges: Bool { significantChange != nil }
     /// Whether a deferral is active.
     public var isDeferring: Bool { deferral != nil }
     /// Locations a deferral holds right now.
@@ -718,7 +722,10 @@ public struct Policy: Sendable {
                     result.append((.continuous, "probing for departure"))
                 } else {
                     result.append(
-                        (receiver.cheaperDownRegime(forSleepOf: pause.probeInterval), "paused: down until the next probe"))
+                        (
+                            receiver.cheaperDownRegime(forSleepOf: pause.probeInterval),
+                            "paused: down until the next probe"
+                        ))
                 }
             case .pausedUntilRestart:
                 // Standby where possible: the application may start updates again soon and deserves a hot start.
@@ -726,15 +733,21 @@ public struct Policy: Sendable {
             }
         }
         if !requests.isEmpty {
-            result.append((.continuous, "single-shot request \(requests.keys.sorted().map(\.description).joined(separator: ", "))"))
+            result.append(
+                (
+                    .continuous,
+                    "single-shot request \(requests.keys.sorted().map(\.description).joined(separator: ", "))"
+                ))
         }
         if let state = significantChange {
             if state.waking {
                 result.append((.continuous, "significant-change wake"))
             } else {
                 // The lowest power the receiver allows for the sleep ahead (SPEC.md §6).
-                let sleep = timers[.significantChangeWake].map { $0 - now } ?? configuration.significantChange.wakeInterval
-                result.append((receiver.cheaperDownRegime(forSleepOf: sleep), "significant-change monitoring between wakes"))
+                let sleep =
+                    timers[.significantChangeWake].map { $0 - now } ?? configuration.significantChange.wakeInterval
+                result.append(
+                    (receiver.cheaperDownRegime(forSleepOf: sleep), "significant-change monitoring between wakes"))
             }
         }
         return result

@@ -30,7 +30,8 @@ public struct ReceiverCurrents: Sendable, Hashable {
     /// Powered off (`ReceiverRegime.off`).
     public var off: Double
 
-    public init(acquisition: Double, tracking: Double, powerSave: Double, standby: Double, backup: Double, off: Double) {
+    public init(acquisition: Double, tracking: Double, powerSave: Double, standby: Double, backup: Double, off: Double)
+    {
         self.acquisition = acquisition
         self.tracking = tracking
         self.powerSave = powerSave

@@ -46,7 +46,8 @@ import Testing
         // A receiver that would give a fix every second for an hour, moving fast.
         for second in 0...3600 {
             harness.advance(to: Double(second))
-            delivered += harness.fix(makeFix(t: Double(second), east: Double(second) * 30, speed: 30), at: Double(second))
+            delivered +=
+                harness.fix(makeFix(t: Double(second), east: Double(second) * 30, speed: 30), at: Double(second))
                 .delivered.count
         }
         #expect(delivered >= 1 && delivered <= 5)  // the first at t = 0, then at most one per 15 min

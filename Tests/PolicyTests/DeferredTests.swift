@@ -19,10 +19,12 @@ import Testing
         RefusalCase(
             name: "nearestTenMeters", configuration: UpdatesConfiguration(desiredAccuracy: .nearestTenMeters),
             error: .accuracyTooLow),
-        RefusalCase(name: "distance filter", configuration: UpdatesConfiguration(distanceFilter: 10), error: .distanceFiltered),
+        RefusalCase(
+            name: "distance filter", configuration: UpdatesConfiguration(distanceFilter: 10), error: .distanceFiltered),
         RefusalCase(
             name: "bestForNavigation driving",
-            configuration: UpdatesConfiguration(desiredAccuracy: .bestForNavigation, activityType: .automotiveNavigation),
+            configuration: UpdatesConfiguration(
+                desiredAccuracy: .bestForNavigation, activityType: .automotiveNavigation),
             error: .failed),
         RefusalCase(
             name: "bestForNavigation flying",
@@ -41,7 +43,8 @@ import Testing
 
     @Test func bestForNavigationOnFootMayBatch() {
         var harness = Harness()
-        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .bestForNavigation, activityType: .fitness)), at: 0)
+        harness.send(
+            .startUpdates(UpdatesConfiguration(desiredAccuracy: .bestForNavigation, activityType: .fitness)), at: 0)
         #expect(harness.send(.allowDeferredUpdates(untilTraveled: 100, timeout: nil), at: 1).deferredFinishes.isEmpty)
         #expect(harness.policy.isDeferring)
     }

@@ -103,7 +103,8 @@ import Testing
         var delivered = 0
         for second in 0..<10 {
             for report in 0..<3 {
-                delivered += harness.fix(makeFix(t: Double(second)), at: Double(second) + Double(report) * 0.1)
+                delivered +=
+                    harness.fix(makeFix(t: Double(second)), at: Double(second) + Double(report) * 0.1)
                     .delivered.count
             }
         }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import GPSModel
 import Policy
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Receiver time of t = 0; fixes at monotonic t carry UTC base + t, as a live receiver would.
 let baseSeconds: Int64 = 1_800_000_000

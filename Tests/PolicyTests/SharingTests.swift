@@ -172,7 +172,8 @@ import Testing
         harness.send(.requestLocation(2, timeout: 15, desiredAccuracy: .best), at: 200)
         var actions: [PolicyAction] = []
         for second in 201...320 {
-            actions += harness.fix(makeFix(t: Double(second), east: Double(second - 200) * 10, speed: 10), at: Double(second))
+            actions += harness.fix(
+                makeFix(t: Double(second), east: Double(second - 200) * 10, speed: 10), at: Double(second))
         }
         #expect(actions.eventNames.filter { $0 == "requestCompleted" }.count == 1)
         #expect(actions.deferredFinishes == [nil])

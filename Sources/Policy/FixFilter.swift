@@ -56,12 +56,15 @@ struct FixFilter: Sendable {
 ///
 /// The anchor is the centroid of the window's fixes, not its first fix: a single noisy first fix would
 /// otherwise let the scatter of a stationary receiver keep restarting the window (the "late stop" failure of
-/// transistorsoft's cordova#139). Three things restart the window:
-/// - a fix reporting a speed above the rule's moving speed (set above the ~2 m/s a noisy receiver reports);
-/// - a fix farther from the centroid than the radius, allowing for its accuracy (a departure);
+/// transistorsoft's cordova#139). These restart the window:
+/// - two fixes in a row that move: reporting a speed above the rule's moving speed (set above the ~2 m/s a
+///   noisy receiver reports) or lying farther from the centroid than the radius, allowing for their
+///   accuracy. One such fix alone is taken for an outlier and left out: a departure keeps moving, a
+///   multipath jump does not;
 /// - the mean of the newest few fixes drifting more than the radius from the mean of the first few (a slow
 ///   crawl, which moves the centroid along with it and so never leaves the radius of it). Averages are used
-///   so scatter cancels out while steady movement does not.
+///   so scatter cancels out while steady movement does not;
+/// - a gap without fixes longer than `maximumGap`: time not observed is not counted as stationary.
 struct StationaryDetector: Sendable {
     /// Fixes averaged at each end of the window for the crawl check.
     static let endSpan = 10
@@ -73,6 +76,9 @@ struct StationaryDetector: Sendable {
     private var head: [(north: Double, east: Double)] = []
     private var tail: [(north: Double, east: Double)] = []
     private var last: Location?
+    private var lastAt = Instant(seconds: 0)
+    /// A fix that moved, waiting for the next to confirm it.
+    private var suspect: Location?
 
     mutating func reset() {
         origin = nil
@@ -81,6 +87,7 @@ struct StationaryDetector: Sendable {
         head = []
         tail = []
         last = nil
+        suspect = nil
     }
 
     /// The window's centroid as a location (with the newest fix's other fields), nil before any fix.
@@ -95,11 +102,12 @@ struct StationaryDetector: Sendable {
     }
 
     /// Seconds the device has been stationary as of this fix.
-    mutating func observe(_ location: Location, now: Instant, rule: StationaryRule) -> Double {
-        guard let origin, count > 0 else {
+    mutating func observe(_ location: Location, now: Instant, rule: StationaryRule, maximumGap: Double) -> Double {
+        guard let origin, count > 0, now - lastAt <= maximumGap else {
             restart(at: location, now: now)
             return 0
         }
+        lastAt = now
         let point = Self.offset(of: location, from: origin)
         let centroid = (north: sum.north / Double(count), east: sum.east / Double(count))
         // The allowance is capped at the radius so a very inaccurate fix cannot count as "within" at any distance.
@@ -107,9 +115,14 @@ struct StationaryDetector: Sendable {
         let fromCentroid = Self.length(point.north - centroid.north, point.east - centroid.east)
         let fast = (location.speed ?? 0) > rule.movingSpeed
         if fast || fromCentroid - allowance > rule.radius {
-            restart(at: location, now: now)
-            return 0
+            if suspect != nil {
+                restart(at: location, now: now)
+                return 0
+            }
+            suspect = location
+            return now - startedAt
         }
+        suspect = nil
         add(point, location)
         if head.count == Self.endSpan && tail.count == Self.endSpan && count >= 2 * Self.endSpan {
             let headMean = Self.mean(head)
@@ -126,6 +139,7 @@ struct StationaryDetector: Sendable {
         reset()
         origin = location
         startedAt = now
+        lastAt = now
         add((0, 0), location)
     }
 

@@ -210,7 +210,8 @@ public struct Policy: Sendable {
             }
             deliver(location, state: &state, now: now)
             if let rule = stationaryRule {
-                let stationaryFor = state.detector.observe(location, now: now, rule: rule)
+                let stationaryFor = state.detector.observe(
+                    location, now: now, rule: rule, maximumGap: configuration.maximumAge)
                 if state.configuration.pausesAutomatically, let window = rule.window, stationaryFor >= window,
                     let anchor = state.detector.anchor
                 {
@@ -248,7 +249,7 @@ public struct Policy: Sendable {
                 reason = detail
                 state.phase = .tracking
                 state.detector.reset()
-                _ = state.detector.observe(location, now: now, rule: rule)
+                _ = state.detector.observe(location, now: now, rule: rule, maximumGap: configuration.maximumAge)
                 state.warmUpStart = now
                 deliver(location, state: &state, now: now)
             } else if pause.probing {

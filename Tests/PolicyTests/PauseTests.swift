@@ -57,6 +57,38 @@ import Testing
         #expect(actions.eventNames == ["paused"])
     }
 
+    /// One multipath jump is an outlier, not a departure: the window goes on.
+    @Test func aSingleOutlierDoesNotRestartTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 150)
+        actions += harness.fix(makeFix(t: 151, north: 250, accuracy: 10, speed: 4), at: 151)
+        actions += harness.stationary(from: 152, to: 300)
+        #expect(actions.eventNames == ["paused"])
+    }
+
+    /// Two moving fixes in a row are a departure: the window starts again.
+    @Test func twoMovingFixesInARowRestartTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 150)
+        actions += harness.fix(makeFix(t: 151, north: 250, accuracy: 10, speed: 4), at: 151)
+        actions += harness.fix(makeFix(t: 152, north: 260, accuracy: 10, speed: 4), at: 152)
+        actions += harness.stationary(from: 153, to: 451, north: 260)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 452, to: 452, north: 260).eventNames == ["paused"])
+    }
+
+    /// Time without fixes (no sky view, receiver lost) is not observed stillness.
+    @Test func aGapWithoutFixesRestartsTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        var actions = harness.stationary(from: 0, to: 60)
+        actions += harness.stationary(from: 700, to: 819)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 820, to: 820).eventNames == ["paused"])
+    }
+
     /// A queue crawling at walking pace is not a stop, however long it lasts.
     @Test(arguments: [0.3, 0.5, 1.0, 2.0])
     func slowCrawlIsNotAStop(speed: Double) {

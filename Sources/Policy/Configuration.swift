@@ -87,6 +87,26 @@ public struct UpdatesConfiguration: Sendable, Hashable {
     /// The limit in force: the explicit one, else the level's threshold.
     public var effectiveAccuracyLimit: Double? { accuracyLimit ?? desiredAccuracy.acceptanceThreshold }
 
+    /// Why deferred updates cannot run with this configuration (Core Location's checks, in its order), nil
+    /// when they can. Profile validation uses it to reject "deferral with a distance filter".
+    public var deferralRefusal: (error: DeferredError, reason: String)? {
+        if !desiredAccuracy.isBest {
+            return (
+                .accuracyTooLow,
+                "desired accuracy is \(desiredAccuracy.rawValue); deferral needs best or bestForNavigation"
+            )
+        }
+        if let distanceFilter {
+            return (
+                .distanceFiltered, "a distance filter of \(Words.distance(distanceFilter)) is set; deferral needs none"
+            )
+        }
+        if desiredAccuracy == .bestForNavigation, activityType == .automotiveNavigation || activityType == .airborne {
+            return (.failed, "bestForNavigation for \(activityType.rawValue) never batches")
+        }
+        return nil
+    }
+
     /// Every problem, each naming its field (relative key path), empty when valid.
     public func validate() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []

@@ -420,23 +420,8 @@ public struct Policy: Sendable {
         var lastPosition: Location?
     }
 
-    /// Core Location's refusal for a configuration, in its order of checks.
     private func deferralError(for requested: UpdatesConfiguration) -> (DeferredError, String)? {
-        if !requested.desiredAccuracy.isBest {
-            return (
-                .accuracyTooLow,
-                "desired accuracy is \(requested.desiredAccuracy.rawValue); deferral needs best or bestForNavigation"
-            )
-        }
-        if let filter = requested.distanceFilter {
-            return (.distanceFiltered, "a distance filter of \(Words.distance(filter)) is set; deferral needs none")
-        }
-        if requested.desiredAccuracy == .bestForNavigation,
-            requested.activityType == .automotiveNavigation || requested.activityType == .airborne
-        {
-            return (.failed, "bestForNavigation for \(requested.activityType.rawValue) never batches")
-        }
-        return nil
+        requested.deferralRefusal.map { ($0.error, $0.reason) }
     }
 
     private mutating func allowDeferredUpdates(untilTraveled distance: Double?, timeout: Double?, now: Instant) {
@@ -660,7 +645,8 @@ public struct Policy: Sendable {
 
     private mutating func handleTimer(_ id: TimerID, now: Instant) {
         // Only a timer we still expect, and not before its time: a late cancel or a replaced deadline is harmless.
-        guard let deadline = timers[id], now >= deadline else { return }
+        // A millisecond of slack absorbs a runtime clock that rounds the deadline down.
+        guard let deadline = timers[id], now.seconds >= deadline.seconds - 0.001 else { return }
         timers[id] = nil
         switch id {
         case .dutyCycleWake: dutyCycleWake(now: now)

@@ -39,6 +39,7 @@ import Testing
         let actions = harness.send(.allowDeferredUpdates(untilTraveled: 100, timeout: 60), at: 1)
         #expect(actions.deferredFinishes == [c.error])
         #expect(!harness.policy.isDeferring)
+        if let configuration = c.configuration { #expect(configuration.deferralRefusal?.error == c.error) }
     }
 
     @Test func bestForNavigationOnFootMayBatch() {

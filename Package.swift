@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GPSModel", targets: ["GPSModel"]),
         .library(name: "GPSD", targets: ["GPSD"]),
         .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "Policy", targets: ["Policy"]),
         .executable(name: "lodestar", targets: ["lodestar"]),
     ],
     targets: [
@@ -19,6 +20,8 @@ let package = Package(
         ),
         .target(name: "GPSModel"),
         .target(name: "GPSD", dependencies: ["CGPS", "GPSModel"]),
+        // The pure power policy of SPEC.md §2–§8: events in, actions out, no clock and no I/O.
+        .target(name: "Policy", dependencies: ["GPSModel"]),
         .target(name: "Capture", dependencies: ["GPSModel", "GPSD"]),
         .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture"]),
         .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD"]),
@@ -26,6 +29,7 @@ let package = Package(
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
+        .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",
             dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel"],

@@ -1,0 +1,396 @@
+/// Core Location's seven desired-accuracy levels (SPEC.md §3). A case each rather than a number, because the
+/// negative values are sentinels, not distances, and `reduced` has no documented value at all.
+public enum DesiredAccuracy: String, Sendable, Hashable, CaseIterable {
+    case bestForNavigation
+    case best
+    case nearestTenMeters
+    case hundredMeters
+    case kilometer
+    case threeKilometers
+    case reduced
+
+    /// Core Location's constant (`kCLLocationAccuracy…`), nil for `reduced` (undocumented).
+    public var coreLocationValue: Double? {
+        switch self {
+        case .bestForNavigation: -2
+        case .best: -1
+        case .nearestTenMeters: 10
+        case .hundredMeters: 100
+        case .kilometer: 1000
+        case .threeKilometers: 3000
+        case .reduced: nil
+        }
+    }
+
+    /// The level's own acceptance threshold in metres (SPEC.md §3), nil for "any".
+    public var acceptanceThreshold: Double? {
+        switch self {
+        case .bestForNavigation, .best: 100
+        case .nearestTenMeters: 10
+        case .hundredMeters: 100
+        case .kilometer: 1000
+        case .threeKilometers: 3000
+        case .reduced: nil
+        }
+    }
+
+    /// The GPS-accuracy levels, the only ones deferred updates accept (Core Location's rule).
+    public var isBest: Bool { self == .best || self == .bestForNavigation }
+
+    /// Levels whose receiver is powered up for one fix and down again, instead of running.
+    public var isDutyCycled: Bool {
+        switch self {
+        case .hundredMeters, .kilometer, .threeKilometers, .reduced: true
+        case .bestForNavigation, .best, .nearestTenMeters: false
+        }
+    }
+}
+
+/// Core Location's `CLActivityType` (SPEC.md §4).
+public enum ActivityType: String, Sendable, Hashable, CaseIterable {
+    case other
+    case automotiveNavigation
+    case fitness
+    case otherNavigation
+    case airborne
+}
+
+/// What the application asks of standard updates: Core Location's per-manager properties.
+public struct UpdatesConfiguration: Sendable, Hashable {
+    /// Default `.best`, as on iOS.
+    public var desiredAccuracy: DesiredAccuracy
+    /// Metres; nil is `kCLDistanceFilterNone` (default).
+    public var distanceFilter: Double?
+    /// Default `.other`.
+    public var activityType: ActivityType
+    /// Core Location's `pausesLocationUpdatesAutomatically`, default true.
+    public var pausesAutomatically: Bool
+    /// Default true: probes while paused and resumes by itself. False is Core Location exactly: after a pause
+    /// nothing more until updates are started again.
+    public var autoResume: Bool
+    /// Metres; a fix with a worse `horizontalAccuracy` is not delivered. nil (default) means the desired
+    /// accuracy's acceptance threshold (100 m for the best levels, none for `reduced`).
+    public var accuracyLimit: Double?
+
+    public init(
+        desiredAccuracy: DesiredAccuracy = .best, distanceFilter: Double? = nil, activityType: ActivityType = .other,
+        pausesAutomatically: Bool = true, autoResume: Bool = true, accuracyLimit: Double? = nil
+    ) {
+        self.desiredAccuracy = desiredAccuracy
+        self.distanceFilter = distanceFilter
+        self.activityType = activityType
+        self.pausesAutomatically = pausesAutomatically
+        self.autoResume = autoResume
+        self.accuracyLimit = accuracyLimit
+    }
+
+    /// The limit in force: the explicit one, else the level's threshold.
+    public var effectiveAccuracyLimit: Double? { accuracyLimit ?? desiredAccuracy.acceptanceThreshold }
+
+    /// Why deferred updates cannot run with this configuration (Core Location's checks, in its order), nil
+    /// when they can. Profile validation uses it to reject "deferral with a distance filter".
+    public var deferralRefusal: (error: DeferredError, reason: String)? {
+        if !desiredAccuracy.isBest {
+            return (
+                .accuracyTooLow,
+                "desired accuracy is \(desiredAccuracy.rawValue); deferral needs best or bestForNavigation"
+            )
+        }
+        if let distanceFilter {
+            return (
+                .distanceFiltered, "a distance filter of \(Words.distance(distanceFilter)) is set; deferral needs none"
+            )
+        }
+        if desiredAccuracy == .bestForNavigation, activityType == .automotiveNavigation || activityType == .airborne {
+            return (.failed, "bestForNavigation for \(activityType.rawValue) never batches")
+        }
+        return nil
+    }
+
+    /// Every problem, each naming its field (relative key path), empty when valid.
+    public func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if let distanceFilter, !(distanceFilter.isFinite && distanceFilter > 0) {
+            errors.append(.init("distanceFilter", "must be a positive number of metres, or absent for none"))
+        }
+        if let accuracyLimit, !(accuracyLimit.isFinite && accuracyLimit > 0) {
+            errors.append(.init("accuracyLimit", "must be a positive number of metres, or absent for the default"))
+        }
+        return errors
+    }
+}
+
+/// A configuration value that cannot be used, naming the key path and what is allowed.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Dotted key path relative to the validated value, e.g. `stationary.fitness.radius`.
+    public var field: String
+    public var message: String
+
+    public init(_ field: String, _ message: String) {
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String { "\(field): \(message)" }
+
+    /// The same error under a parent key, for nesting.
+    func nested(in parent: String) -> ConfigurationError { ConfigurationError("\(parent).\(field)", message) }
+}
+
+/// When to judge the device stationary and how to look for it leaving (SPEC.md §4), for one activity type.
+public struct StationaryRule: Sendable, Hashable {
+    /// Metres from the anchor that every fix of the window must stay within (allowing for each fix's accuracy).
+    public var radius: Double
+    /// Seconds stationary before pausing; nil never pauses.
+    public var window: Double?
+    /// m/s: a fix reporting more than this is movement. Above the ~2 m/s a noisy stationary receiver reports,
+    /// so noise does not keep restarting the window; a slow crawl is caught by displacement instead.
+    public var movingSpeed: Double
+    /// Seconds from a pause to the first probe.
+    public var probeInterval: Double
+    /// Each probe that finds the device still stationary multiplies the interval by this (≥ 1).
+    public var probeGrowth: Double
+    /// The interval never grows past this, in seconds: it bounds how late a departure is noticed.
+    public var maximumProbeInterval: Double
+
+    public init(
+        radius: Double, window: Double?, movingSpeed: Double = 2.5, probeInterval: Double = 30,
+        probeGrowth: Double = 1.5, maximumProbeInterval: Double = 180
+    ) {
+        self.radius = radius
+        self.window = window
+        self.movingSpeed = movingSpeed
+        self.probeInterval = probeInterval
+        self.probeGrowth = probeGrowth
+        self.maximumProbeInterval = maximumProbeInterval
+    }
+
+    func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if !(radius.isFinite && radius > 0) { errors.append(.init("radius", "must be a positive number of metres")) }
+        if let window, !(window.isFinite && window > 0) {
+            errors.append(.init("window", "must be a positive number of seconds, or absent for never"))
+        }
+        if !(movingSpeed.isFinite && movingSpeed > 0) {
+            errors.append(.init("movingSpeed", "must be a positive speed in m/s"))
+        }
+        if !(probeInterval.isFinite && probeInterval > 0) {
+            errors.append(.init("probeInterval", "must be a positive number of seconds"))
+        }
+        if !(probeGrowth.isFinite && probeGrowth >= 1) {
+            errors.append(.init("probeGrowth", "must be a number ≥ 1"))
+        }
+        if !(maximumProbeInterval.isFinite && maximumProbeInterval >= probeInterval) {
+            errors.append(.init("maximumProbeInterval", "must be a number of seconds ≥ probeInterval"))
+        }
+        return errors
+    }
+}
+
+/// The stationary rule of each activity type. Defaults are SPEC.md §4's table.
+public struct StationaryRules: Sendable, Hashable {
+    /// 30 m, 3 min; probes from 60 s growing to 5 min.
+    public var other = StationaryRule(
+        radius: 30, window: 180, probeInterval: 60, probeGrowth: 1.5, maximumProbeInterval: 300)
+    /// 50 m, 5 min (longer than traffic lights and queues); probes from 30 s to 3 min, so a departure is
+    /// noticed within a few hundred metres.
+    public var automotiveNavigation = StationaryRule(
+        radius: 50, window: 300, probeInterval: 30, probeGrowth: 1.5, maximumProbeInterval: 180)
+    /// 25 m, 2 min; probes from 30 s to 2 min.
+    public var fitness = StationaryRule(
+        radius: 25, window: 120, probeInterval: 30, probeGrowth: 1.5, maximumProbeInterval: 120)
+    /// 50 m, 10 min (boats at anchor drift); probes from 60 s to 10 min.
+    public var otherNavigation = StationaryRule(
+        radius: 50, window: 600, probeInterval: 60, probeGrowth: 2, maximumProbeInterval: 600)
+    /// Never pauses.
+    public var airborne = StationaryRule(radius: 100, window: nil)
+
+    public init() {}
+
+    public subscript(activity: ActivityType) -> StationaryRule {
+        get {
+            switch activity {
+            case .other: other
+            case .automotiveNavigation: automotiveNavigation
+            case .fitness: fitness
+            case .otherNavigation: otherNavigation
+            case .airborne: airborne
+            }
+        }
+        set {
+            switch activity {
+            case .other: other = newValue
+            case .automotiveNavigation: automotiveNavigation = newValue
+            case .fitness: fitness = newValue
+            case .otherNavigation: otherNavigation = newValue
+            case .airborne: airborne = newValue
+            }
+        }
+    }
+}
+
+/// The interval between wakes of one duty-cycled level (SPEC.md §3), in seconds.
+public struct DutyCycleRule: Sendable, Hashable {
+    public var minimumInterval: Double
+    public var maximumInterval: Double
+
+    public init(minimumInterval: Double, maximumInterval: Double) {
+        self.minimumInterval = minimumInterval
+        self.maximumInterval = maximumInterval
+    }
+
+    func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if !(minimumInterval.isFinite && minimumInterval > 0) {
+            errors.append(.init("minimumInterval", "must be a positive number of seconds"))
+        }
+        if !(maximumInterval.isFinite && maximumInterval >= minimumInterval) {
+            errors.append(.init("maximumInterval", "must be a number of seconds ≥ minimumInterval"))
+        }
+        return errors
+    }
+}
+
+/// Duty-cycle clamps of the coarse levels.
+public struct DutyCycleRules: Sendable, Hashable {
+    /// 15 s – 2 min: a hot start costs a few seconds, so waking more often than this saves little.
+    public var hundredMeters = DutyCycleRule(minimumInterval: 15, maximumInterval: 120)
+    /// 1 – 10 min ("minutes apart").
+    public var kilometer = DutyCycleRule(minimumInterval: 60, maximumInterval: 600)
+    /// 3 – 20 min.
+    public var threeKilometers = DutyCycleRule(minimumInterval: 180, maximumInterval: 1200)
+    /// 15 – 60 min: at most 4 fixes an hour (Apple's "a few times per hour").
+    public var reduced = DutyCycleRule(minimumInterval: 900, maximumInterval: 3600)
+
+    public init() {}
+
+    /// The rule of a duty-cycled level; nil for the continuous ones.
+    public subscript(level: DesiredAccuracy) -> DutyCycleRule? {
+        switch level {
+        case .hundredMeters: hundredMeters
+        case .kilometer: kilometer
+        case .threeKilometers: threeKilometers
+        case .reduced: reduced
+        case .bestForNavigation, .best, .nearestTenMeters: nil
+        }
+    }
+}
+
+/// How long a wake may search, and how to back off when it finds nothing (SPEC.md §3).
+public struct AcquisitionRule: Sendable, Hashable {
+    /// Seconds a wake waits for an acceptable fix; longer than a warm start (25–45 s) so one can finish.
+    public var timeout: Double = 60
+    /// Each consecutive failure multiplies the wait before the next wake by this.
+    public var backoffFactor: Double = 2
+    /// The wait after failures never exceeds this many seconds.
+    public var maximumBackoff: Double = 1800
+
+    public init() {}
+
+    func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if !(timeout.isFinite && timeout > 0) {
+            errors.append(.init("timeout", "must be a positive number of seconds"))
+        }
+        if !(backoffFactor.isFinite && backoffFactor >= 1) {
+            errors.append(.init("backoffFactor", "must be a number ≥ 1"))
+        }
+        if !(maximumBackoff.isFinite && maximumBackoff > 0) {
+            errors.append(.init("maximumBackoff", "must be a positive number of seconds"))
+        }
+        return errors
+    }
+}
+
+/// Significant-change monitoring (SPEC.md §6).
+public struct SignificantChangeRule: Sendable, Hashable {
+    /// Metres from the last event's position before the next event.
+    public var distance: Double = 500
+    /// Seconds: at most one event per this interval.
+    public var minimumInterval: Double = 300
+    /// Seconds between wakes when the speed is unknown or high; also the shortest wake interval.
+    public var wakeInterval: Double = 300
+    /// Seconds between wakes when the device is not moving: the lowest power.
+    public var maximumWakeInterval: Double = 1800
+    /// Metres: a coarser fix cannot tell a 500 m move.
+    public var accuracyLimit: Double = 200
+
+    public init() {}
+
+    func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if !(distance.isFinite && distance > 0) {
+            errors.append(.init("distance", "must be a positive number of metres"))
+        }
+        if !(minimumInterval.isFinite && minimumInterval >= 0) {
+            errors.append(.init("minimumInterval", "must be a number of seconds ≥ 0"))
+        }
+        if !(wakeInterval.isFinite && wakeInterval > 0) {
+            errors.append(.init("wakeInterval", "must be a positive number of seconds"))
+        }
+        if !(maximumWakeInterval.isFinite && maximumWakeInterval >= wakeInterval) {
+            errors.append(.init("maximumWakeInterval", "must be a number of seconds ≥ wakeInterval"))
+        }
+        if !(accuracyLimit.isFinite && accuracyLimit > 0) {
+            errors.append(.init("accuracyLimit", "must be a positive number of metres"))
+        }
+        return errors
+    }
+}
+
+/// Every tuning knob of the policy, each a stored property with its default; a profile maps onto this 1:1.
+/// What the application asks for per session is `UpdatesConfiguration`.
+public struct PolicyConfiguration: Sendable, Hashable {
+    /// Seconds: a fix older than this relative to the newest fix (extrapolated on the monotonic clock) is
+    /// stale (SPEC.md §2). Looser than Apple's sample (15 s) on purpose: duty cycles are slow.
+    public var maximumAge: Double = 30
+    /// Seconds: `nearestTenMeters` delivers the best fix of this long when none reached 10 m (SPEC.md §3).
+    public var warmUp: Double = 30
+    /// Metres: the worst fix `nearestTenMeters`' warm-up fallback will deliver.
+    public var warmUpAccuracyLimit: Double = 100
+    public var stationary = StationaryRules()
+    public var dutyCycle = DutyCycleRules()
+    public var acquisition = AcquisitionRule()
+    /// Fixes a deferral holds before it flushes early (SPEC.md §5); an hour at 1 Hz.
+    public var deferredBufferCapacity: Int = 3600
+    public var significantChange = SignificantChangeRule()
+    /// Seconds: `requestLocation`'s timeout when the caller names none (SPEC.md §7). The policy itself
+    /// takes the timeout from the event; this is the default for the API above it.
+    public var requestTimeout: Double = 15
+    /// Metres: `reduced` snaps coordinates to a grid this coarse (Apple's "approximate", 1–20 km).
+    public var reducedGridSize: Double = 2000
+
+    public init() {}
+
+    /// Every problem, each naming its key path, empty when valid.
+    public func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if !(maximumAge.isFinite && maximumAge > 0) {
+            errors.append(.init("maximumAge", "must be a positive number of seconds"))
+        }
+        if !(warmUp.isFinite && warmUp > 0) { errors.append(.init("warmUp", "must be a positive number of seconds")) }
+        if !(warmUpAccuracyLimit.isFinite && warmUpAccuracyLimit > 0) {
+            errors.append(.init("warmUpAccuracyLimit", "must be a positive number of metres"))
+        }
+        for activity in ActivityType.allCases {
+            errors += stationary[activity].validate().map { $0.nested(in: "stationary.\(activity.rawValue)") }
+        }
+        for level in DesiredAccuracy.allCases {
+            if let rule = dutyCycle[level] {
+                errors += rule.validate().map { $0.nested(in: "dutyCycle.\(level.rawValue)") }
+            }
+        }
+        errors += acquisition.validate().map { $0.nested(in: "acquisition") }
+        if deferredBufferCapacity < 1 {
+            errors.append(.init("deferredBufferCapacity", "must be a whole number of fixes ≥ 1"))
+        }
+        errors += significantChange.validate().map { $0.nested(in: "significantChange") }
+        if !(requestTimeout.isFinite && requestTimeout > 0) {
+            errors.append(.init("requestTimeout", "must be a positive number of seconds"))
+        }
+        if !(reducedGridSize.isFinite && reducedGridSize >= 100) {
+            errors.append(.init("reducedGridSize", "must be a number of metres ≥ 100"))
+        }
+        return errors
+    }
+}

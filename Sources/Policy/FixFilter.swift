@@ -1,0 +1,224 @@
+import GPSModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The checks of SPEC.md §2 that hold for every consumer: mode, finite coordinates, staleness, duplicates.
+/// Accuracy is checked per consumer, because each has its own limit.
+struct FixFilter: Sendable {
+    var maximumAge: Double
+    /// The newest fix's time and the monotonic instant it arrived. Extrapolating it on the monotonic clock
+    /// gives "now" in receiver time without a wall clock, so a cached fix a receiver repeats after a power-up
+    /// is seen as old even though it is the newest fix since the wake.
+    private var newest: (time: UTCTime, at: Instant)?
+    /// Timestamps of recently admitted fixes (gpsd sends several reports per NMEA epoch).
+    private var recent: [UTCTime] = []
+    private static let recentCapacity = 16
+
+    init(maximumAge: Double) {
+        self.maximumAge = maximumAge
+    }
+
+    /// nil when the fix may be used, else why not. An admitted fix becomes the newest if it is.
+    mutating func admit(_ location: Location, now: Instant) -> DiscardReason? {
+        guard location.fixMode >= .twoD else { return .noFix }
+        guard location.latitude.isFinite, location.longitude.isFinite, abs(location.latitude) <= 90,
+            abs(location.longitude) <= 180
+        else { return .invalidCoordinate }
+        if recent.contains(location.timestamp) { return .duplicate }
+        if let newest {
+            let age = newest.time.interval(since: location.timestamp) + (now - newest.at)
+            if age > maximumAge { return .stale(age: age) }
+        }
+        if newest.map({ location.timestamp > $0.time }) ?? true { newest = (location.timestamp, now) }
+        recent.append(location.timestamp)
+        if recent.count > Self.recentCapacity { recent.removeFirst() }
+        return nil
+    }
+
+    /// The horizontal accuracy if it is a usable number; a non-finite or negative value counts as unknown.
+    static func accuracy(of location: Location) -> Double? {
+        guard let value = location.horizontalAccuracy, value.isFinite, value >= 0 else { return nil }
+        return value
+    }
+
+    /// nil when the fix is within `limit` (or its accuracy is unknown: nothing says it is worse).
+    static func accuracyProblem(_ location: Location, limit: Double?) -> DiscardReason? {
+        guard let limit, let accuracy = accuracy(of: location), accuracy > limit else { return nil }
+        return .inaccurate(accuracy: accuracy, limit: limit)
+    }
+}
+
+/// Judges stationarity from fixes alone (no motion sensor, SPEC.md §4).
+///
+/// The anchor is the centroid of the window's fixes, not its first fix: a single noisy first fix would
+/// otherwise let the scatter of a stationary receiver keep restarting the window (the "late stop" failure of
+/// transistorsoft's cordova#139). These restart the window:
+/// - two fixes in a row that move: reporting a speed above the rule's moving speed (set above the ~2 m/s a
+///   noisy receiver reports) or lying farther from the centroid than the radius, allowing for their
+///   accuracy. One such fix alone is taken for an outlier and left out: a departure keeps moving, a
+///   multipath jump does not;
+/// - the mean of the newest few fixes drifting more than the radius from the mean of the first few (a slow
+///   crawl, which moves the centroid along with it and so never leaves the radius of it). Averages are used
+///   so scatter cancels out while steady movement does not;
+/// - a gap without fixes longer than `maximumGap`: time not observed is not counted as stationary.
+struct StationaryDetector: Sendable {
+    /// Fixes averaged at each end of the window for the crawl check.
+    static let endSpan = 10
+
+    private var origin: Location?
+    private(set) var startedAt = Instant(seconds: 0)
+    private var count = 0
+    private var sum = (north: 0.0, east: 0.0)
+    private var head: [(north: Double, east: Double)] = []
+    private var tail: [(north: Double, east: Double)] = []
+    private var last: Location?
+    private var lastAt = Instant(seconds: 0)
+    /// A fix that moved, waiting for the next to confirm it.
+    private var suspect: Location?
+
+    mutating func reset() {
+        origin = nil
+        count = 0
+        sum = (0, 0)
+        head = []
+        tail = []
+        last = nil
+        suspect = nil
+    }
+
+    /// The window's centroid as a location (with the newest fix's other fields), nil before any fix.
+    var anchor: Location? {
+        guard let origin, let last, count > 0 else { return nil }
+        var location = last
+        let (latitude, longitude) = Self.coordinate(
+            north: sum.north / Double(count), east: sum.east / Double(count), origin: origin)
+        location.latitude = latitude
+        location.longitude = longitude
+        return location
+    }
+
+    /// Seconds the device has been stationary as of this fix.
+    mutating func observe(_ location: Location, now: Instant, rule: StationaryRule, maximumGap: Double) -> Double {
+        guard let origin, count > 0, now - lastAt <= maximumGap else {
+            restart(at: location, now: now)
+            return 0
+        }
+        lastAt = now
+        let point = Self.offset(of: location, from: origin)
+        let centroid = (north: sum.north / Double(count), east: sum.east / Double(count))
+        // The allowance is capped at the radius so a very inaccurate fix cannot count as "within" at any distance.
+        let allowance = min(FixFilter.accuracy(of: location) ?? 0, rule.radius)
+        let fromCentroid = Self.length(point.north - centroid.north, point.east - centroid.east)
+        let fast = (location.speed ?? 0) > rule.movingSpeed
+        if fast || fromCentroid - allowance > rule.radius {
+            if suspect != nil {
+                restart(at: location, now: now)
+                return 0
+            }
+            suspect = location
+            return now - startedAt
+        }
+        suspect = nil
+        add(point, location)
+        if head.count == Self.endSpan && tail.count == Self.endSpan && count >= 2 * Self.endSpan {
+            let headMean = Self.mean(head)
+            let tailMean = Self.mean(tail)
+            if Self.length(tailMean.north - headMean.north, tailMean.east - headMean.east) > rule.radius {
+                restart(at: location, now: now)
+                return 0
+            }
+        }
+        return now - startedAt
+    }
+
+    private mutating func restart(at location: Location, now: Instant) {
+        reset()
+        origin = location
+        startedAt = now
+        lastAt = now
+        add((0, 0), location)
+    }
+
+    private mutating func add(_ point: (north: Double, east: Double), _ location: Location) {
+        count += 1
+        sum.north += point.north
+        sum.east += point.east
+        if head.count < Self.endSpan { head.append(point) }
+        tail.append(point)
+        if tail.count > Self.endSpan { tail.removeFirst() }
+        last = location
+    }
+
+    private static func mean(_ points: [(north: Double, east: Double)]) -> (north: Double, east: Double) {
+        let n = Double(max(points.count, 1))
+        return (points.reduce(0) { $0 + $1.north } / n, points.reduce(0) { $0 + $1.east } / n)
+    }
+
+    private static func length(_ north: Double, _ east: Double) -> Double { (north * north + east * east).squareRoot() }
+
+    /// Metres north and east of `origin` on a local plane: exact enough over a stationary radius.
+    private static func offset(of location: Location, from origin: Location) -> (north: Double, east: Double) {
+        let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
+        let north = (location.latitude - origin.latitude) * metresPerDegree
+        let east = (location.longitude - origin.longitude) * metresPerDegree * cos(origin.latitude * .pi / 180)
+        return (north, east)
+    }
+
+    private static func coordinate(north: Double, east: Double, origin: Location) -> (Double, Double) {
+        let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
+        let latitude = origin.latitude + north / metresPerDegree
+        let longitude = origin.longitude + east / (metresPerDegree * max(cos(origin.latitude * .pi / 180), 1e-6))
+        return (latitude, longitude)
+    }
+}
+
+/// Words for durations and distances in reasons: "5 min", "45 s", "212 m", "1.2 km".
+enum Words {
+    static func duration(_ seconds: Double) -> String {
+        let rounded = seconds.rounded()
+        if rounded < 120 && rounded.truncatingRemainder(dividingBy: 60) != 0 { return "\(Int(rounded)) s" }
+        if rounded < 7200 { return "\(Int((rounded / 60).rounded())) min" }
+        let minutes = Int((rounded / 60).rounded())
+        return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"
+    }
+
+    static func distance(_ metres: Double) -> String {
+        if metres < 1000 { return "\(Int(metres.rounded())) m" }
+        let tenths = (metres / 100).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10)) km" : "\(tenths / 10) km"
+    }
+
+    static func ordinal(_ n: Int) -> String {
+        let suffix: String
+        switch (n % 10, n % 100) {
+        case (1, let h) where h != 11: suffix = "st"
+        case (2, let h) where h != 12: suffix = "nd"
+        case (3, let h) where h != 13: suffix = "rd"
+        default: suffix = "th"
+        }
+        return "\(n)\(suffix)"
+    }
+}
+
+/// `reduced` accuracy: coordinates snapped to a fixed grid, so the same place always gives the same answer and
+/// nothing finer leaks (Apple's "approximate" location).
+enum Coarsening {
+    static let metresPerDegree = 111_320.0
+
+    static func coarsen(_ location: Location, grid: Double) -> Location {
+        let latitudeStep = grid / metresPerDegree
+        let latitude = (location.latitude / latitudeStep).rounded() * latitudeStep
+        // The longitude step follows the snapped latitude, so the grid is fixed per band, not per fix.
+        let longitudeStep = grid / (metresPerDegree * max(cos(latitude * .pi / 180), 0.01))
+        let longitude = (location.longitude / longitudeStep).rounded() * longitudeStep
+        return Location(
+            timestamp: location.timestamp, latitude: min(max(latitude, -90), 90),
+            longitude: min(max(longitude, -180), 180), horizontalAccuracy: grid,
+            horizontalAccuracySource: location.horizontalAccuracySource, fixMode: location.fixMode,
+            device: location.device, origin: location.origin)
+    }
+}

@@ -1,0 +1,757 @@
+import GPSModel
+
+/// The power policy of SPEC.md §2–§8 as a sans-I/O state machine: each event comes in stamped with the
+/// monotonic `now`, and the answer is a list of actions for the runtime to execute in order. It never reads a
+/// clock, sleeps or does I/O, so live and replay run the same code and a replay is deterministic.
+///
+/// Four activities share one receiver (SPEC.md §8): standard updates (with deferral), significant-change
+/// monitoring and single-shot requests. Each says what it needs; the receiver runs at the most demanding.
+public struct Policy: Sendable {
+    public let configuration: PolicyConfiguration
+    public let receiver: ReceiverModel
+    /// The regime last asked for (nil before the first `setRegime`).
+    public private(set) var regime: ReceiverRegime?
+    /// The newest fix that passed the checks every mode applies (SPEC.md §2), unfiltered for accuracy.
+    public private(set) var lastKnownLocation: Location?
+
+    private var filter: FixFilter
+    private var updates: Updates?
+    private var deferral: Deferral?
+    private var significantChange: SignificantChange?
+    private var requests: [RequestID: PendingRequest] = [:]
+    /// Deadlines of the timers the runtime holds for us; a firing not matching one is stale and ignored.
+    private var timers: [TimerID: Instant] = [:]
+    /// The previous admitted fix and when it came, to estimate speed when a fix carries none.
+    private var previousFix: (location: Location, at: Instant)?
+    private var recentSpeed: Double?
+
+    // Scratch for one `handle` call.
+    private var actions: [PolicyAction] = []
+    private var reason: String?
+
+    public init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA) {
+        self.configuration = configuration
+        self.receiver = receiver
+        self.filter = FixFilter(maximumAge: configuration.maximumAge)
+    }
+
+    /// Whether standard updates are running (paused counts as running, as in Core Location).
+    public var isUpdating: Bool { updates != nil }
+    /// Whether updates are paused for stationarity.
+    public var isPaused: Bool {
+        switch updates?.phase {
+        case .paused, .pausedUntilRestart: true
+        default: false
+        }
+    }
+    /// The running updates' configuration, nil when updates are stopped.
+    public var updatesConfiguration: UpdatesConfiguration? { updates?.configuration }
+    /// Whether significant-change monitoring is on.
+    public var isMonitoringSignificantChanges: Bool { significantChange != nil }
+    /// Whether a deferral is active.
+    public var isDeferring: Bool { deferral != nil }
+    /// Locations a deferral holds right now.
+    public var heldLocations: [Location] { deferral?.held ?? [] }
+    /// Requests not answered yet.
+    public var pendingRequests: [RequestID] { requests.keys.sorted() }
+
+    public mutating func handle(_ event: PolicyEvent, now: Instant) -> [PolicyAction] {
+        actions = []
+        reason = nil
+        var forceRegime = false
+        switch event {
+        case .fix(let location): handleFix(location, now: now)
+        case .timerFired(let id): handleTimer(id, now: now)
+        case .startUpdates(let requested): startUpdates(requested, now: now)
+        case .stopUpdates: stopUpdates(detail: "updates stopped by the application")
+        case .requestLocation(let id, let timeout, let desiredAccuracy):
+            requestLocation(id, timeout: timeout, desiredAccuracy: desiredAccuracy, now: now)
+        case .cancelRequest(let id): finishRequest(id, .requestFailed(id, .canceled), detail: "request \(id) cancelled")
+        case .allowDeferredUpdates(let distance, let timeout):
+            allowDeferredUpdates(untilTraveled: distance, timeout: timeout, now: now)
+        case .disallowDeferredUpdates:
+            finishDeferral(.canceled, detail: "deferral disallowed by the application")
+        case .startSignificantChange: startSignificantChange(now: now)
+        case .stopSignificantChange: stopSignificantChange()
+        case .motionHint: motionHint(now: now)
+        case .flush: flushDeferral()
+        case .receiverLost(let detail):
+            emit(.receiverLost, detail.isEmpty ? "receiver lost" : detail)
+        case .receiverBack:
+            emit(.receiverBack, "receiver back")
+            // A receiver that was unplugged or whose gpsd restarted is in its power-on state: say again what
+            // it should do.
+            forceRegime = true
+            if let regime { reason = "receiver back: restoring \(regime.rawValue)" }
+        case .shutdown: shutdown()
+        }
+        reconcileRegime(now: now, force: forceRegime)
+        let result = actions
+        actions = []
+        reason = nil
+        return result
+    }
+
+    // MARK: - Fixes
+
+    private mutating func handleFix(_ location: Location, now: Instant) {
+        if let problem = filter.admit(location, now: now) {
+            actions.append(.discard(location, problem))
+            return
+        }
+        noteSpeed(location, now: now)
+        lastKnownLocation = location
+        answerRequests(with: location)
+        significantChangeFix(location, now: now)
+        updatesFix(location, now: now)
+    }
+
+    private mutating func noteSpeed(_ location: Location, now: Instant) {
+        if let speed = location.speed, speed.isFinite, speed >= 0 {
+            recentSpeed = speed
+        } else if let previous = previousFix {
+            let seconds = location.timestamp.interval(since: previous.location.timestamp)
+            if seconds > 0 { recentSpeed = Geodesy.distance(from: previous.location, to: location) / seconds }
+        }
+        previousFix = (location, now)
+    }
+
+    // MARK: - Standard updates (SPEC.md §3, §4)
+
+    private enum Phase: Sendable {
+        /// Continuous levels: the receiver runs and every acceptable fix is a candidate.
+        case tracking
+        /// Duty-cycled levels: powered up, waiting for the first acceptable fix.
+        case waking
+        /// Duty-cycled levels: powered down until `dutyCycleWake`.
+        case sleeping
+        /// Stationary: powered down, probing for departure.
+        case paused(Pause)
+        /// Stationary with `autoResume: false`: nothing until updates are started again (Core Location).
+        case pausedUntilRestart(anchor: Location)
+    }
+
+    private struct Pause: Sendable {
+        var anchor: Location
+        var since: Instant
+        var probeInterval: Double
+        var probing: Bool
+    }
+
+    private struct Updates: Sendable {
+        var configuration: UpdatesConfiguration
+        var phase: Phase
+        /// The last location delivered (before coarsening), for the distance filter and deferral distance.
+        var lastDelivered: Location?
+        var detector = StationaryDetector()
+        /// nearestTenMeters: the warm-up window's start and its best fix worse than 10 m.
+        var warmUpStart: Instant
+        var warmUpBest: Location?
+        /// Duty cycle: consecutive wakes without an acceptable fix.
+        var failures = 0
+    }
+
+    private var stationaryRule: StationaryRule? {
+        updates.map { configuration.stationary[$0.configuration.activityType] }
+    }
+
+    private mutating func startUpdates(_ requested: UpdatesConfiguration, now: Instant) {
+        var requested = requested
+        // Values the caller should have rejected with `validate()` are read as "not set" rather than trusted.
+        if let filter = requested.distanceFilter, !(filter.isFinite && filter > 0) { requested.distanceFilter = nil }
+        if let limit = requested.accuracyLimit, !(limit.isFinite && limit > 0) { requested.accuracyLimit = nil }
+
+        let lastDelivered = updates?.lastDelivered
+        if let previous = updates {
+            cancelUpdatesTimers()
+            switch previous.phase {
+            case .paused, .pausedUntilRestart: emit(.resumed, "updates started again by the application")
+            default: break
+            }
+        }
+        var fresh = Updates(configuration: requested, phase: .tracking, lastDelivered: lastDelivered, warmUpStart: now)
+        if requested.desiredAccuracy.isDutyCycled {
+            fresh.phase = .waking
+            schedule(.acquisitionTimeout, at: now + configuration.acquisition.timeout)
+            reason = "updates started: waking for one \(requested.desiredAccuracy.rawValue) fix"
+        } else {
+            reason = "updates started at \(requested.desiredAccuracy.rawValue) accuracy"
+        }
+        updates = fresh
+        // A running deferral survives a reconfiguration only if the new settings still allow it (SPEC.md §5).
+        if deferral != nil, let error = deferralError(for: requested) {
+            finishDeferral(error.0, detail: "updates reconfigured: \(error.1)")
+        }
+    }
+
+    private mutating func stopUpdates(detail: String) {
+        guard updates != nil else { return }
+        if deferral != nil { finishDeferral(.notUpdatingLocation, detail: detail) }
+        cancelUpdatesTimers()
+        updates = nil
+        reason = detail
+    }
+
+    private mutating func cancelUpdatesTimers() {
+        for id in [TimerID.dutyCycleWake, .acquisitionTimeout, .probe, .probeTimeout] { cancelTimer(id) }
+    }
+
+    private mutating func updatesFix(_ location: Location, now: Instant) {
+        guard var state = updates else { return }
+        let limit = state.configuration.effectiveAccuracyLimit
+        let accuracyProblem = FixFilter.accuracyProblem(location, limit: limit)
+
+        switch state.phase {
+        case .tracking:
+            guard accuracyProblem == nil else {
+                updates = state
+                warmUpFallback(location, problem: accuracyProblem, now: now)
+                return
+            }
+            deliver(location, state: &state, now: now)
+            if let rule = stationaryRule {
+                let stationaryFor = state.detector.observe(
+                    location, now: now, rule: rule, maximumGap: configuration.maximumAge)
+                if state.configuration.pausesAutomatically, let window = rule.window, stationaryFor >= window,
+                    let anchor = state.detector.anchor
+                {
+                    pause(&state, anchor: anchor, stationaryFor: stationaryFor, rule: rule, now: now)
+                }
+            }
+        case .waking:
+            if let accuracyProblem {
+                actions.append(.discard(location, accuracyProblem))
+                break
+            }
+            deliver(location, state: &state, now: now)
+            cancelTimer(.acquisitionTimeout)
+            state.failures = 0
+            let interval = dutyCycleInterval(state.configuration)
+            state.phase = .sleeping
+            schedule(.dutyCycleWake, at: now + interval)
+            reason = "got a \(state.configuration.desiredAccuracy.rawValue) fix; next in \(Words.duration(interval))"
+        case .sleeping, .pausedUntilRestart:
+            // Fixes taken for another activity: this level asked for none now.
+            break
+        case .paused(var pause):
+            guard accuracyProblem == nil else {
+                if pause.probing, let accuracyProblem { actions.append(.discard(location, accuracyProblem)) }
+                break
+            }
+            let rule = configuration.stationary[state.configuration.activityType]
+            let distance = Geodesy.distance(from: pause.anchor, to: location)
+            let allowance = FixFilter.accuracy(of: location) ?? 0
+            if distance - allowance > rule.radius {
+                cancelTimer(.probe)
+                cancelTimer(.probeTimeout)
+                let detail = "probe fix \(Words.distance(distance)) from anchor"
+                emit(.resumed, detail)
+                reason = detail
+                state.phase = .tracking
+                state.detector.reset()
+                _ = state.detector.observe(location, now: now, rule: rule, maximumGap: configuration.maximumAge)
+                state.warmUpStart = now
+                deliver(location, state: &state, now: now)
+            } else if pause.probing {
+                cancelTimer(.probeTimeout)
+                pause.probing = false
+                pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+                schedule(.probe, at: now + pause.probeInterval)
+                reason =
+                    "probe fix \(Words.distance(distance)) from anchor, still stationary; next probe in \(Words.duration(pause.probeInterval))"
+                state.phase = .paused(pause)
+            }
+        }
+        updates = state
+    }
+
+    /// nearestTenMeters: a fix worse than 10 m is held as a candidate; when nothing reached 10 m for the
+    /// warm-up (30 s), the best candidate is delivered (SPEC.md §3, "best within 30 s").
+    private mutating func warmUpFallback(_ location: Location, problem: DiscardReason?, now: Instant) {
+        guard var state = updates else { return }
+        defer { updates = state }
+        guard state.configuration.desiredAccuracy == .nearestTenMeters, state.configuration.accuracyLimit == nil,
+            let accuracy = FixFilter.accuracy(of: location), accuracy <= configuration.warmUpAccuracyLimit
+        else {
+            if let problem { actions.append(.discard(location, problem)) }
+            return
+        }
+        if let best = state.warmUpBest, let bestAccuracy = FixFilter.accuracy(of: best), bestAccuracy <= accuracy {
+            if let problem { actions.append(.discard(location, problem)) }
+        } else {
+            state.warmUpBest = location
+        }
+        if now - state.warmUpStart >= configuration.warmUp, let best = state.warmUpBest {
+            deliver(best, state: &state, now: now)
+        }
+    }
+
+    /// Hands a location to the application (or to the deferral), after the distance filter.
+    private mutating func deliver(_ location: Location, state: inout Updates, now: Instant) {
+        if let filter = state.configuration.distanceFilter, let last = state.lastDelivered {
+            let distance = Geodesy.distance(from: last, to: location)
+            if distance < filter {
+                actions.append(.discard(location, .distanceFiltered(distance: distance, filter: filter)))
+                return
+            }
+        }
+        let previous = state.lastDelivered
+        state.lastDelivered = location
+        state.warmUpStart = now
+        state.warmUpBest = nil
+        let outgoing =
+            state.configuration.desiredAccuracy == .reduced
+            ? Coarsening.coarsen(location, grid: configuration.reducedGridSize) : location
+        if deferral != nil {
+            hold(outgoing, previous: previous)
+        } else {
+            actions.append(.deliver([outgoing]))
+        }
+    }
+
+    private mutating func pause(
+        _ state: inout Updates, anchor: Location, stationaryFor: Double, rule: StationaryRule, now: Instant
+    ) {
+        let detail = "stationary \(Words.duration(stationaryFor)) within \(Words.distance(rule.radius))"
+        emit(.paused(at: anchor), detail)
+        reason = detail
+        // Nothing held sits through a pause: the application gets what there is before going quiet.
+        flushDeferral()
+        if state.configuration.autoResume {
+            state.phase = .paused(Pause(anchor: anchor, since: now, probeInterval: rule.probeInterval, probing: false))
+            schedule(.probe, at: now + rule.probeInterval)
+        } else {
+            state.phase = .pausedUntilRestart(anchor: anchor)
+        }
+    }
+
+    private mutating func motionHint(now: Instant) {
+        guard var state = updates else { return }
+        switch state.phase {
+        case .paused:
+            cancelTimer(.probe)
+            cancelTimer(.probeTimeout)
+            emit(.resumed, "motion hint from an external sensor")
+            reason = "motion hint: resuming updates"
+            state.phase = .tracking
+            state.detector.reset()
+            state.warmUpStart = now
+        case .tracking:
+            // Movement the fixes may not show yet (smooth, slow): start the stationary window again rather
+            // than pause during it (the "deaf period" of Tracelet#85).
+            state.detector.reset()
+        case .waking, .sleeping, .pausedUntilRestart:
+            // Core Location's exact behaviour when autoResume is off; duty cycles keep their own schedule.
+            break
+        }
+        updates = state
+    }
+
+    /// Seconds until a duty-cycled level's next wake: the time to move `max(distanceFilter, accuracy)` at the
+    /// recent speed, clamped to the level's interval (SPEC.md §3).
+    private func dutyCycleInterval(_ requested: UpdatesConfiguration) -> Double {
+        guard let rule = configuration.dutyCycle[requested.desiredAccuracy] else { return 0 }
+        let accuracy = requested.desiredAccuracy.acceptanceThreshold ?? configuration.reducedGridSize
+        let distance = max(requested.distanceFilter ?? 0, accuracy)
+        guard let speed = recentSpeed else { return rule.minimumInterval }
+        guard speed > 0.01 else { return rule.maximumInterval }
+        return min(max(distance / speed, rule.minimumInterval), rule.maximumInterval)
+    }
+
+    private mutating func dutyCycleWake(now: Instant) {
+        guard var state = updates, case .sleeping = state.phase else { return }
+        state.phase = .waking
+        schedule(.acquisitionTimeout, at: now + configuration.acquisition.timeout)
+        reason = "waking for one \(state.configuration.desiredAccuracy.rawValue) fix"
+        updates = state
+    }
+
+    private mutating func acquisitionTimedOut(now: Instant) {
+        guard var state = updates, case .waking = state.phase,
+            let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
+        else { return }
+        state.failures += 1
+        let delay = backoff(base: rule.minimumInterval, failures: state.failures)
+        state.phase = .sleeping
+        schedule(.dutyCycleWake, at: now + delay)
+        let detail =
+            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(configuration.acquisition.timeout)) (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(delay))"
+        emit(.acquisitionFailed, detail)
+        reason = detail
+        updates = state
+    }
+
+    private func backoff(base: Double, failures: Int) -> Double {
+        var delay = base
+        for _ in 0..<failures { delay *= configuration.acquisition.backoffFactor }
+        return min(delay, max(configuration.acquisition.maximumBackoff, base))
+    }
+
+    private mutating func probeDue(now: Instant) {
+        guard var state = updates, case .paused(var pause) = state.phase else { return }
+        pause.probing = true
+        state.phase = .paused(pause)
+        updates = state
+        schedule(.probeTimeout, at: now + configuration.acquisition.timeout)
+        reason = "probing for departure after \(Words.duration(now - pause.since)) paused"
+    }
+
+    private mutating func probeTimedOut(now: Instant) {
+        guard var state = updates, case .paused(var pause) = state.phase, pause.probing else { return }
+        let rule = configuration.stationary[state.configuration.activityType]
+        pause.probing = false
+        pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+        state.phase = .paused(pause)
+        updates = state
+        schedule(.probe, at: now + pause.probeInterval)
+        let detail =
+            "probe found no fix within \(Words.duration(configuration.acquisition.timeout)); next probe in \(Words.duration(pause.probeInterval))"
+        emit(.acquisitionFailed, detail)
+        reason = detail
+    }
+
+    // MARK: - Deferred updates (SPEC.md §5)
+
+    private struct Deferral: Sendable {
+        var distance: Double?
+        var timeout: Double?
+        var held: [Location] = []
+        var traveled = 0.0
+        var lastPosition: Location?
+    }
+
+    private func deferralError(for requested: UpdatesConfiguration) -> (DeferredError, String)? {
+        requested.deferralRefusal.map { ($0.error, $0.reason) }
+    }
+
+    private mutating func allowDeferredUpdates(untilTraveled distance: Double?, timeout: Double?, now: Instant) {
+        guard let state = updates else {
+            emit(.deferredFinished(.notUpdatingLocation), "deferral refused: updates are not running")
+            return
+        }
+        if let refusal = deferralError(for: state.configuration) {
+            emit(.deferredFinished(refusal.0), "deferral refused: \(refusal.1)")
+            return
+        }
+        if let distance, !(distance > 0) {
+            emit(.deferredFinished(.failed), "deferral refused: the distance must be a positive number of metres")
+            return
+        }
+        if let timeout, !(timeout > 0) {
+            emit(.deferredFinished(.failed), "deferral refused: the timeout must be a positive number of seconds")
+            return
+        }
+        if deferral != nil { finishDeferral(.canceled, detail: "replaced by a new deferral request") }
+        deferral = Deferral(distance: distance, timeout: timeout, lastPosition: state.lastDelivered)
+        if let timeout, timeout.isFinite { schedule(.deferredTimeout, at: now + timeout) }
+    }
+
+    private mutating func hold(_ location: Location, previous: Location?) {
+        guard var batch = deferral else { return }
+        if let last = batch.lastPosition ?? previous { batch.traveled += Geodesy.distance(from: last, to: location) }
+        batch.lastPosition = location
+        batch.held.append(location)
+        deferral = batch
+        if let distance = batch.distance, batch.traveled >= distance {
+            finishDeferral(nil, detail: "travelled \(Words.distance(batch.traveled)) of \(Words.distance(distance))")
+        } else if batch.held.count >= configuration.deferredBufferCapacity {
+            // Core Location may deliver early when its cache is full; the deferral goes on.
+            actions.append(.deliver(batch.held))
+            batch.held = []
+            deferral = batch
+        }
+    }
+
+    private mutating func flushDeferral() {
+        guard var batch = deferral, !batch.held.isEmpty else { return }
+        actions.append(.deliver(batch.held))
+        batch.held = []
+        deferral = batch
+    }
+
+    /// Ends the deferral: its one `deferredFinished`, then the batch (Core Location's order).
+    private mutating func finishDeferral(_ error: DeferredError?, detail: String) {
+        guard let batch = deferral else { return }
+        deferral = nil
+        cancelTimer(.deferredTimeout)
+        emit(.deferredFinished(error), detail)
+        if !batch.held.isEmpty { actions.append(.deliver(batch.held)) }
+    }
+
+    // MARK: - Significant-change monitoring (SPEC.md §6)
+
+    private struct SignificantChange: Sendable {
+        var lastEvent: (location: Location, at: Instant)?
+        var waking: Bool
+        var failures = 0
+    }
+
+    private mutating func startSignificantChange(now: Instant) {
+        guard significantChange == nil else { return }
+        var state = SignificantChange(waking: true)
+        if let cached = lastKnownLocation {
+            emit(.significantChange(cached), "first event is the last known location, from \(cached.timestamp.iso8601)")
+            state.lastEvent = (cached, now)
+        }
+        significantChange = state
+        schedule(.significantChangeTimeout, at: now + configuration.acquisition.timeout)
+        reason = "significant-change monitoring started: waking for a fix"
+    }
+
+    private mutating func stopSignificantChange() {
+        guard significantChange != nil else { return }
+        significantChange = nil
+        cancelTimer(.significantChangeWake)
+        cancelTimer(.significantChangeTimeout)
+        reason = "significant-change monitoring stopped"
+    }
+
+    private mutating func significantChangeFix(_ location: Location, now: Instant) {
+        guard var state = significantChange else { return }
+        let rule = configuration.significantChange
+        guard FixFilter.accuracyProblem(location, limit: rule.accuracyLimit) == nil else { return }
+        if let last = state.lastEvent {
+            let distance = Geodesy.distance(from: last.location, to: location)
+            if distance >= rule.distance && now - last.at >= rule.minimumInterval {
+                emit(
+                    .significantChange(location),
+                    "moved \(Words.distance(distance)) since the last event \(Words.duration(now - last.at)) ago")
+                state.lastEvent = (location, now)
+            }
+        } else {
+            emit(.significantChange(location), "first fix since monitoring started")
+            state.lastEvent = (location, now)
+        }
+        if state.waking {
+            state.waking = false
+            state.failures = 0
+            cancelTimer(.significantChangeTimeout)
+            let interval = significantChangeInterval(state, now: now)
+            schedule(.significantChangeWake, at: now + interval)
+            reason = "significant-change fix taken; next wake in \(Words.duration(interval))"
+        }
+        significantChange = state
+    }
+
+    /// The time to move the event distance at the recent speed, clamped to the wake intervals, and never
+    /// before the next event is allowed.
+    private func significantChangeInterval(_ state: SignificantChange, now: Instant) -> Double {
+        let rule = configuration.significantChange
+        var interval = rule.maximumWakeInterval
+        if let speed = recentSpeed, speed > 0.01 {
+            interval = min(max(rule.distance / speed, rule.wakeInterval), rule.maximumWakeInterval)
+        } else if recentSpeed == nil {
+            interval = rule.wakeInterval
+        }
+        if let last = state.lastEvent { interval = max(interval, last.at + rule.minimumInterval - now) }
+        return interval
+    }
+
+    private mutating func significantChangeWake(now: Instant) {
+        guard var state = significantChange, !state.waking else { return }
+        state.waking = true
+        significantChange = state
+        schedule(.significantChangeTimeout, at: now + configuration.acquisition.timeout)
+        reason = "significant-change wake"
+    }
+
+    private mutating func significantChangeTimedOut(now: Instant) {
+        guard var state = significantChange, state.waking else { return }
+        state.waking = false
+        state.failures += 1
+        let delay = backoff(base: configuration.significantChange.wakeInterval, failures: state.failures)
+        significantChange = state
+        schedule(.significantChangeWake, at: now + delay)
+        let detail =
+            "significant-change wake found no fix within \(Words.duration(configuration.acquisition.timeout)); next in \(Words.duration(delay))"
+        emit(.acquisitionFailed, detail)
+        reason = detail
+    }
+
+    // MARK: - Single-shot requests (SPEC.md §7)
+
+    private struct PendingRequest: Sendable {
+        var desiredAccuracy: DesiredAccuracy
+        var timeout: Double
+        var best: Location?
+    }
+
+    private mutating func requestLocation(
+        _ id: RequestID, timeout: Double, desiredAccuracy: DesiredAccuracy?, now: Instant
+    ) {
+        if requests[id] != nil {
+            finishRequest(id, .requestFailed(id, .canceled), detail: "request \(id) replaced by a new one with its id")
+        }
+        let timeout = timeout.isFinite && timeout > 0 ? timeout : configuration.requestTimeout
+        let level = desiredAccuracy ?? updates?.configuration.desiredAccuracy ?? .best
+        requests[id] = PendingRequest(desiredAccuracy: level, timeout: timeout)
+        schedule(.request(id), at: now + timeout)
+        reason = "single-shot request \(id)"
+    }
+
+    private mutating func answerRequests(with location: Location) {
+        for id in requests.keys.sorted() {
+            guard var request = requests[id] else { continue }
+            // A fix of unknown accuracy meets only the levels that take any valid fix.
+            let level = request.desiredAccuracy
+            let meets =
+                level.isBest || level == .reduced
+                ? FixFilter.accuracyProblem(location, limit: level.acceptanceThreshold) == nil
+                : FixFilter.accuracy(of: location).map { $0 <= (level.acceptanceThreshold ?? .infinity) } ?? false
+            if meets {
+                let accuracy = FixFilter.accuracy(of: location).map { " (\(Words.distance($0)))" } ?? ""
+                finishRequest(
+                    id, .requestCompleted(id, outgoing(location, level: request.desiredAccuracy)),
+                    detail: "first fix meeting \(request.desiredAccuracy.rawValue)\(accuracy)")
+            } else {
+                let better =
+                    request.best.map { best in
+                        (FixFilter.accuracy(of: location) ?? .infinity) < (FixFilter.accuracy(of: best) ?? .infinity)
+                    } ?? true
+                if better { request.best = location }
+                requests[id] = request
+            }
+        }
+    }
+
+    private mutating func requestTimedOut(_ id: RequestID) {
+        guard let request = requests[id] else { return }
+        if let best = request.best {
+            let accuracy = FixFilter.accuracy(of: best).map { Words.distance($0) } ?? "unknown accuracy"
+            finishRequest(
+                id, .requestCompleted(id, outgoing(best, level: request.desiredAccuracy)),
+                detail:
+                    "no fix met \(request.desiredAccuracy.rawValue) within \(Words.duration(request.timeout)); best seen (\(accuracy))"
+            )
+        } else {
+            finishRequest(
+                id, .requestFailed(id, .locationUnknown),
+                detail: "no usable fix within \(Words.duration(request.timeout))")
+        }
+    }
+
+    private mutating func finishRequest(_ id: RequestID, _ kind: PolicyEventKind, detail: String) {
+        guard requests.removeValue(forKey: id) != nil else { return }
+        cancelTimer(.request(id))
+        emit(kind, detail)
+        if reason == nil { reason = "single-shot request \(id) answered" }
+    }
+
+    private func outgoing(_ location: Location, level: DesiredAccuracy) -> Location {
+        level == .reduced ? Coarsening.coarsen(location, grid: configuration.reducedGridSize) : location
+    }
+
+    // MARK: - Timers
+
+    private mutating func handleTimer(_ id: TimerID, now: Instant) {
+        // Only a timer we still expect, and not before its time: a late cancel or a replaced deadline is harmless.
+        // A millisecond of slack absorbs a runtime clock that rounds the deadline down.
+        guard let deadline = timers[id], now.seconds >= deadline.seconds - 0.001 else { return }
+        timers[id] = nil
+        switch id {
+        case .dutyCycleWake: dutyCycleWake(now: now)
+        case .acquisitionTimeout: acquisitionTimedOut(now: now)
+        case .probe: probeDue(now: now)
+        case .probeTimeout: probeTimedOut(now: now)
+        case .deferredTimeout:
+            let timeout = deferral?.timeout.map { Words.duration($0) } ?? "its time"
+            finishDeferral(nil, detail: "deferral timeout of \(timeout) elapsed")
+        case .significantChangeWake: significantChangeWake(now: now)
+        case .significantChangeTimeout: significantChangeTimedOut(now: now)
+        case .request(let requestID): requestTimedOut(requestID)
+        }
+    }
+
+    private mutating func schedule(_ id: TimerID, at deadline: Instant) {
+        timers[id] = deadline
+        actions.append(.schedule(id, at: deadline))
+    }
+
+    private mutating func cancelTimer(_ id: TimerID) {
+        if timers.removeValue(forKey: id) != nil { actions.append(.cancel(id)) }
+    }
+
+    // MARK: - Shutdown
+
+    private mutating func shutdown() {
+        finishDeferral(.canceled, detail: "shutting down; held locations delivered")
+        for id in requests.keys.sorted() {
+            finishRequest(id, .requestFailed(id, .canceled), detail: "shutting down")
+        }
+        stopUpdates(detail: "shutting down")
+        stopSignificantChange()
+        for id in timers.keys.sorted(by: { $0.description < $1.description }) { cancelTimer(id) }
+        reason = "shutting down"
+    }
+
+    // MARK: - The shared receiver (SPEC.md §8)
+
+    /// What each activity needs now, with the words for it.
+    private func demands(now: Instant) -> [(ReceiverRegime, String)] {
+        var result: [(ReceiverRegime, String)] = []
+        if let state = updates {
+            let level = state.configuration.desiredAccuracy.rawValue
+            switch state.phase {
+            case .tracking:
+                if state.configuration.desiredAccuracy == .nearestTenMeters
+                    && receiver.supportedRegimes.contains(.powerSave)
+                {
+                    result.append((.powerSave, "updating at nearestTenMeters in the receiver's power-save cycling"))
+                } else {
+                    result.append((.continuous, "updating at \(level) accuracy"))
+                }
+            case .waking: result.append((.continuous, "waking for one \(level) fix"))
+            case .sleeping:
+                let sleep = timers[.dutyCycleWake].map { $0 - now } ?? 0
+                result.append((receiver.cheaperDownRegime(forSleepOf: sleep), "duty cycle: down until the next fix"))
+            case .paused(let pause):
+                if pause.probing {
+                    result.append((.continuous, "probing for departure"))
+                } else {
+                    result.append(
+                        (
+                            receiver.cheaperDownRegime(forSleepOf: pause.probeInterval),
+                            "paused: down until the next probe"
+                        ))
+                }
+            case .pausedUntilRestart:
+                // Standby where possible: the application may start updates again soon and deserves a hot start.
+                result.append((receiver.effectiveRegime(.standby), "paused until updates are started again"))
+            }
+        }
+        if !requests.isEmpty {
+            result.append(
+                (
+                    .continuous,
+                    "single-shot request \(requests.keys.sorted().map(\.description).joined(separator: ", "))"
+                ))
+        }
+        if let state = significantChange {
+            if state.waking {
+                result.append((.continuous, "significant-change wake"))
+            } else {
+                // The lowest power the receiver allows for the sleep ahead (SPEC.md §6).
+                let sleep =
+                    timers[.significantChangeWake].map { $0 - now } ?? configuration.significantChange.wakeInterval
+                result.append(
+                    (receiver.cheaperDownRegime(forSleepOf: sleep), "significant-change monitoring between wakes"))
+            }
+        }
+        return result
+    }
+
+    private mutating func reconcileRegime(now: Instant, force: Bool) {
+        let needs = demands(now: now)
+        let top = needs.max { $0.0 < $1.0 }
+        let target = receiver.effectiveRegime(top?.0 ?? .off)
+        guard force || target != regime else { return }
+        // A reconfiguration that leaves the receiver as it is needs no command.
+        if !force, regime == nil, needs.isEmpty { return }
+        regime = target
+        actions.append(.setRegime(target, reason: reason ?? top?.1 ?? "no activity needs the receiver"))
+    }
+
+    private mutating func emit(_ kind: PolicyEventKind, _ detail: String) {
+        actions.append(.emit(kind, detail: detail))
+    }
+}

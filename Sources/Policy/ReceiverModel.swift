@@ -1,0 +1,244 @@
+/// How the runtime powers a receiver down and up (SPEC.md §9). The policy only needs the regimes this allows;
+/// the runtime turns a regime into the commands.
+public enum PowerControl: String, Sendable, Hashable, CaseIterable {
+    /// Nothing but closing the device: gpsd stops reading, the receiver may keep drawing current.
+    case closeDevice
+    /// u-blox UBX: CFG-RST GNSS stop/start, RXM-PMREQ backup, CFG-RXM/CFG-PM2 (CFG-PM-* on M9/M10) power save.
+    case ubx
+    /// MediaTek PMTK: PMTK161 standby, PMTK225 periodic / AlwaysLocate.
+    case pmtk
+    /// SiRF binary: hibernate, TricklePower, push-to-fix.
+    case sirf
+    /// A GPIO line driving the receiver's enable pin or a load switch.
+    case gpio
+    /// USB port power (uhubctl on a hub with per-port switching).
+    case usbPort
+}
+
+/// Supply current, in mA, in each receiver state (SPEC.md §9).
+public struct ReceiverCurrents: Sendable, Hashable {
+    /// Searching for satellites: after a power-up until the first fix.
+    public var acquisition: Double
+    /// Continuous navigation with a fix.
+    public var tracking: Double
+    /// The receiver's own cycling (`ReceiverRegime.powerSave`).
+    public var powerSave: Double
+    /// Not navigating, ephemeris and time kept (`ReceiverRegime.standby`).
+    public var standby: Double
+    /// Backup domain only (RTC and battery-backed RAM).
+    public var backup: Double
+    /// Powered off (`ReceiverRegime.off`).
+    public var off: Double
+
+    public init(acquisition: Double, tracking: Double, powerSave: Double, standby: Double, backup: Double, off: Double)
+    {
+        self.acquisition = acquisition
+        self.tracking = tracking
+        self.powerSave = powerSave
+        self.standby = standby
+        self.backup = backup
+        self.off = off
+    }
+}
+
+/// Time to first fix, in seconds (SPEC.md §9).
+public struct TimeToFirstFix: Sendable, Hashable {
+    /// Ephemeris, time and position kept.
+    public var hot: Double
+    /// Almanac and time kept, ephemeris expired: waits for an ephemeris broadcast (every 30 s).
+    public var warm: Double
+    /// Nothing kept.
+    public var cold: Double
+    /// How long the receiver stays hot while down (standby or backup): the ephemeris' useful life.
+    public var hotWindow: Double
+
+    public init(hot: Double, warm: Double, cold: Double, hotWindow: Double) {
+        self.hot = hot
+        self.warm = warm
+        self.cold = cold
+        self.hotWindow = hotWindow
+    }
+}
+
+/// One make of receiver as data: what it can do and what it costs. Every field is a plain `var` so a profile
+/// can override any of them.
+public struct ReceiverModel: Sendable, Hashable {
+    /// The key profiles use: `generic-nmea`, `ublox6`, `ublox8`, `mt3339`, `sirf4`.
+    public var name: String
+    public var powerControl: PowerControl
+    /// Regimes the receiver can be put in. `continuous` and `off` are always possible (off may only mean the
+    /// device is closed); a regime missing here falls back: `powerSave` → `continuous`, `standby` → `off`.
+    public var supportedRegimes: Set<ReceiverRegime>
+    public var current: ReceiverCurrents
+    public var timeToFirstFix: TimeToFirstFix
+    /// Whether a battery or capacitor keeps the backup domain (RTC, ephemeris) while main power is off, so a
+    /// start within the hot window is hot even after `off` (Adafruit's CR1220, SparkFun's rechargeable cell).
+    public var backupSupplyWhenOff: Bool
+
+    public init(
+        name: String, powerControl: PowerControl, supportedRegimes: Set<ReceiverRegime>, current: ReceiverCurrents,
+        timeToFirstFix: TimeToFirstFix, backupSupplyWhenOff: Bool
+    ) {
+        self.name = name
+        self.powerControl = powerControl
+        self.supportedRegimes = supportedRegimes
+        self.current = current
+        self.timeToFirstFix = timeToFirstFix
+        self.backupSupplyWhenOff = backupSupplyWhenOff
+    }
+
+    /// The regime the receiver actually runs when asked for `regime`.
+    public func effectiveRegime(_ regime: ReceiverRegime) -> ReceiverRegime {
+        if regime == .continuous || regime == .off || supportedRegimes.contains(regime) { return regime }
+        switch regime {
+        case .powerSave: return .continuous
+        case .standby: return .off
+        case .continuous, .off: return regime
+        }
+    }
+
+    /// Steady current (mA) in a regime once it is reached (acquisition is charged separately by a simulator).
+    public func current(in regime: ReceiverRegime) -> Double {
+        switch effectiveRegime(regime) {
+        case .continuous: current.tracking
+        case .powerSave: current.powerSave
+        case .standby: current.standby
+        case .off: current.off
+        }
+    }
+
+    /// Seconds to the first fix after being down `downFor` seconds in `regime`: hot within the hot window if
+    /// the regime keeps ephemeris (standby, or off with a backup supply), else warm.
+    /// Cold is for a receiver whose memory was lost, which the policy cannot know; a simulator may use it for
+    /// the very first start.
+    public func timeToFirstFix(afterDown downFor: Double, in regime: ReceiverRegime) -> Double {
+        let keepsEphemeris = effectiveRegime(regime) == .standby || backupSupplyWhenOff
+        if keepsEphemeris && downFor <= timeToFirstFix.hotWindow { return timeToFirstFix.hot }
+        return timeToFirstFix.warm
+    }
+
+    /// Which of two ways down is cheaper for a sleep of `seconds`: standby (pays its current, keeps a hot start)
+    /// or off (pays nothing while down but a warm instead of a hot start at acquisition current).
+    public func cheaperDownRegime(forSleepOf seconds: Double) -> ReceiverRegime {
+        guard supportedRegimes.contains(.standby) else { return .off }
+        let standbyCost = current.standby * seconds + current.acquisition * timeToFirstFix.hot
+        let offCost = current.off * seconds + current.acquisition * timeToFirstFix(afterDown: seconds, in: .off)
+        return standbyCost <= offCost ? .standby : .off
+    }
+}
+
+extension ReceiverModel {
+    /// Any NMEA receiver behind gpsd with no known power commands: on, or off by a power switch.
+    /// Every figure is typical, unverified: it depends on the receiver. `current.off` 0 assumes a switch
+    /// (GPIO load switch, uhubctl); with nothing but closing the device, set it to the tracking current.
+    public static let genericNMEA = ReceiverModel(
+        name: "generic-nmea", powerControl: .closeDevice, supportedRegimes: [.continuous, .off],
+        current: ReceiverCurrents(
+            acquisition: 45,  // typical, unverified (between the MT3339's 25 mA and the NEO-6's 50–60 mA)
+            tracking: 35,  // typical, unverified
+            powerSave: 35,  // not supported: same as tracking
+            standby: 35,  // not supported: same as tracking
+            backup: 0,  // typical, unverified: assume no backup battery
+            off: 0),  // assumes a power switch (see above)
+        timeToFirstFix: TimeToFirstFix(
+            hot: 2,  // typical, unverified
+            warm: 32,  // typical, unverified
+            cold: 35,  // typical, unverified (Linx R4 / HI-203E manuals quote 35–40 s for their chips)
+            hotWindow: 0),  // no backup domain assumed: every start after off is warm
+        backupSupplyWhenOff: false)
+
+    /// u-blox 6 and 7 (NEO-6M, NEO-7M boards).
+    public static let ublox6 = ReceiverModel(
+        name: "ublox6", powerControl: .ubx, supportedRegimes: [.continuous, .powerSave, .standby, .off],
+        current: ReceiverCurrents(
+            acquisition: 55,  // ukhas.org.uk guides:ublox_psm: "around 50–60 mA to get a lock"
+            tracking: 40,  // ukhas.org.uk guides:ublox_psm: "around 40 mA with a lock"
+            powerSave: 14.5,  // ukhas.org.uk guides:ublox_psm: 1 s cyclic 14–15 mA (3.3 V module)
+            standby: 9.4,  // GY-NEO6MV2 board measured 8–10.8 mA "standby" (Nestpebble/NiceRa, INA3221)
+            backup: 0.022,  // typical, unverified (NEO-6 datasheet backup figure from recall)
+            off: 0),
+        timeToFirstFix: TimeToFirstFix(
+            hot: 1,  // NEO-6M module listings ≈ 1 s (notes/location-semantics.md §5.3)
+            warm: 27,  // typical, unverified (u-blox 6 quotes warm ≈ cold without aiding)
+            cold: 27,  // NEO-6M module listings ≈ 27 s
+            hotWindow: 4 * 3600),  // typical, unverified for u-blox 6 (SparkFun states 4 h for u-blox 8/9)
+        backupSupplyWhenOff: true)  // NEO-6M boards carry a rechargeable backup cell (Waveshare UART GPS NEO-6M)
+
+    /// u-blox 8, M9 and M10 (NEO-M8N, SAM-M8Q, NEO-M9N, MAX-M10S). Over USB the module never reaches its
+    /// lowest state (NEO-M9N integration manual §3.11.2.3.3), so standby is a board figure, not the chip's.
+    public static let ublox8 = ReceiverModel(
+        name: "ublox8", powerControl: .ubx, supportedRegimes: [.continuous, .powerSave, .standby, .off],
+        current: ReceiverCurrents(
+            acquisition: 32,  // SAM-M8Q data sheet UBX-16012619 Table 8: 32 mA GPS+GLONASS acquisition (3.0 V)
+            tracking: 29,  // SAM-M8Q data sheet Table 8: 29 mA GPS+GLONASS tracking
+            powerSave: 9.5,  // SAM-M8Q data sheet Table 8: 9.5 mA power save mode, 1 Hz
+            standby: 5.4,  // BE-180/BE-252Q (M10050) boards measured 5.2–5.6 mA "standby" (Nestpebble/NiceRa)
+            backup: 0.015,  // SAM-M8Q data sheet: backup 15–20 µA
+            off: 0),
+        timeToFirstFix: TimeToFirstFix(
+            hot: 2,  // SparkFun NEO-M9N hookup guide: "two second" hot start (M8U: about 1.5 s)
+            warm: 25,  // typical, unverified
+            cold: 29,  // SparkFun NEO-M9N hookup guide: "~29 seconds" (M8U: ~26 s)
+            hotWindow: 4 * 3600),  // SparkFun NEO-M9N hookup guide: hot start "lasts for four hours"
+        backupSupplyWhenOff: true)  // SparkFun NEO-M9N / NEO-M8U boards: rechargeable backup battery
+
+    /// MediaTek MT3339 (GlobalTop PA6H, Adafruit Ultimate GPS).
+    public static let mt3339 = ReceiverModel(
+        name: "mt3339", powerControl: .pmtk, supportedRegimes: [.continuous, .powerSave, .standby, .off],
+        current: ReceiverCurrents(
+            acquisition: 25,  // forums.adafruit.com t=45252: "20–25 mA (active)"; upper end for acquisition
+            tracking: 20,  // forums.adafruit.com t=45252: lower end of "20–25 mA (active)"
+            powerSave: 8,  // typical, unverified (PMTK225 periodic standby; depends on run/sleep times)
+            standby: 2,  // forums.adafruit.com t=45252: "2 mA standby" after PMTK161
+            backup: 0.007,  // learn.adafruit.com adafruit-ultimate-gps/battery-backup: RTC backup draws 7 µA
+            off: 0),
+        timeToFirstFix: TimeToFirstFix(
+            hot: 4,  // forums.adafruit.com t=45252: "hot-start lock < 4 sec" (measured)
+            warm: 7,  // forums.adafruit.com t=45252: "warm-start lock < 7 sec" (measured, standby wake)
+            cold: 35,  // typical, unverified (PA6H data sheet figure from recall)
+            hotWindow: 2 * 3600),  // typical, unverified (ephemeris useful for about 2–4 h)
+        backupSupplyWhenOff: false)  // Adafruit: the CR1220 holder ships without a battery
+
+    /// SiRFstarIV (GSD4e: BU-353-S4 USB puck, Maestro A2100).
+    public static let sirf4 = ReceiverModel(
+        name: "sirf4", powerControl: .sirf, supportedRegimes: [.continuous, .powerSave, .standby, .off],
+        current: ReceiverCurrents(
+            acquisition: 33.6,  // Maestro A2100-A user's manual Table 7: full power searching, average
+            tracking: 18.5,  // Maestro A2100-A Table 7: full power tracking, average
+            powerSave: 4.6,  // Maestro A2100-A Table 7: TricklePower mode
+            standby: 0.0235,  // Maestro A2100-A Table 7: hibernate 23.5 µA (RTC and SRAM kept)
+            backup: 0.0235,  // same: hibernate is SiRF's backup state
+            off: 0),
+        timeToFirstFix: TimeToFirstFix(
+            hot: 1,  // Linx RXM-GPS-R4 (SiRFstarIV) manual: hot start 1 s
+            warm: 32,  // typical, unverified
+            cold: 35,  // Linx RXM-GPS-R4 manual: cold start 35–40 s
+            hotWindow: 2 * 3600),  // Linx RXM-GPS-R4 manual: hot when shut down "for less than 2 hours"
+        backupSupplyWhenOff: false)  // typical, unverified (a USB puck loses everything with its port power)
+
+    /// The built-in models, by `name`.
+    public static let builtIn: [ReceiverModel] = [genericNMEA, ublox6, ublox8, mt3339, sirf4]
+
+    public static func named(_ name: String) -> ReceiverModel? { builtIn.first { $0.name == name } }
+
+    /// Every problem, each naming its key path, empty when valid.
+    public func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if name.isEmpty { errors.append(.init("name", "must not be empty")) }
+        let currents: [(String, Double)] = [
+            ("acquisition", current.acquisition), ("tracking", current.tracking), ("powerSave", current.powerSave),
+            ("standby", current.standby), ("backup", current.backup), ("off", current.off),
+        ]
+        for (key, value) in currents where !(value.isFinite && value >= 0) {
+            errors.append(.init("current.\(key)", "must be a number of mA ≥ 0"))
+        }
+        let times: [(String, Double)] = [
+            ("hot", timeToFirstFix.hot), ("warm", timeToFirstFix.warm), ("cold", timeToFirstFix.cold),
+            ("hotWindow", timeToFirstFix.hotWindow),
+        ]
+        for (key, value) in times where !(value.isFinite && value >= 0) {
+            errors.append(.init("timeToFirstFix.\(key)", "must be a number of seconds ≥ 0"))
+        }
+        return errors
+    }
+}

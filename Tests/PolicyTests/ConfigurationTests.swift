@@ -1,0 +1,94 @@
+import GPSModel
+import Policy
+import Testing
+
+/// Configuration and receiver models: defaults as documented, validation naming the field.
+@Suite struct ConfigurationTests {
+    @Test func defaultsAreValid() {
+        #expect(PolicyConfiguration().validate().isEmpty)
+        #expect(UpdatesConfiguration().validate().isEmpty)
+        for model in ReceiverModel.builtIn { #expect(model.validate().isEmpty, "\(model.name)") }
+    }
+
+    @Test func defaultsMatchTheSpec() {
+        let configuration = PolicyConfiguration()
+        #expect(configuration.maximumAge == 30)
+        #expect(configuration.requestTimeout == 15)
+        #expect(configuration.significantChange.distance == 500)
+        #expect(configuration.significantChange.minimumInterval == 300)
+        let table: [(ActivityType, Double, Double?)] = [
+            (.automotiveNavigation, 50, 300), (.fitness, 25, 120), (.otherNavigation, 50, 600), (.other, 30, 180),
+            (.airborne, 100, nil),
+        ]
+        for (activity, radius, window) in table {
+            #expect(configuration.stationary[activity].radius == radius || activity == .airborne)
+            #expect(configuration.stationary[activity].window == window)
+        }
+        let updates = UpdatesConfiguration()
+        #expect(updates.desiredAccuracy == .best && updates.distanceFilter == nil && updates.pausesAutomatically)
+        #expect(updates.autoResume && updates.activityType == .other && updates.effectiveAccuracyLimit == 100)
+    }
+
+    struct InvalidCase: Sendable, CustomTestStringConvertible {
+        var field: String
+        var mutate: @Sendable (inout PolicyConfiguration) -> Void
+        var testDescription: String { field }
+    }
+
+    static let invalid: [InvalidCase] = [
+        InvalidCase(field: "maximumAge") { $0.maximumAge = -1 },
+        InvalidCase(field: "warmUp") { $0.warmUp = .nan },
+        InvalidCase(field: "stationary.fitness.radius") { $0.stationary.fitness.radius = 0 },
+        InvalidCase(field: "stationary.automotiveNavigation.window") { $0.stationary.automotiveNavigation.window = -5 },
+        InvalidCase(field: "stationary.other.probeGrowth") { $0.stationary.other.probeGrowth = 0.5 },
+        InvalidCase(field: "stationary.otherNavigation.maximumProbeInterval") {
+            $0.stationary.otherNavigation.maximumProbeInterval = 1
+        },
+        InvalidCase(field: "dutyCycle.kilometer.maximumInterval") { $0.dutyCycle.kilometer.maximumInterval = 10 },
+        InvalidCase(field: "acquisition.timeout") { $0.acquisition.timeout = 0 },
+        InvalidCase(field: "deferredBufferCapacity") { $0.deferredBufferCapacity = 0 },
+        InvalidCase(field: "significantChange.distance") { $0.significantChange.distance = .infinity },
+        InvalidCase(field: "reducedGridSize") { $0.reducedGridSize = 10 },
+    ]
+
+    @Test(arguments: invalid)
+    func validationNamesTheField(_ c: InvalidCase) {
+        var configuration = PolicyConfiguration()
+        c.mutate(&configuration)
+        #expect(configuration.validate().map(\.field) == [c.field])
+    }
+
+    @Test func updatesValidationNamesTheField() {
+        #expect(UpdatesConfiguration(distanceFilter: -1).validate().map(\.field) == ["distanceFilter"])
+        #expect(UpdatesConfiguration(accuracyLimit: 0).validate().map(\.field) == ["accuracyLimit"])
+    }
+
+    @Test func receiverModelsFallBackToWhatTheyCanDo() {
+        #expect(ReceiverModel.genericNMEA.effectiveRegime(.standby) == .off)
+        #expect(ReceiverModel.genericNMEA.effectiveRegime(.powerSave) == .continuous)
+        #expect(ReceiverModel.ublox8.effectiveRegime(.powerSave) == .powerSave)
+        var model = ReceiverModel.mt3339
+        model.supportedRegimes.remove(.standby)
+        model.current.tracking = 22
+        #expect(model.effectiveRegime(.standby) == .off)
+        #expect(model.current(in: .continuous) == 22)
+        #expect(ReceiverModel.named("sirf4") == .sirf4)
+        var broken = ReceiverModel.ublox6
+        broken.current.standby = -1
+        broken.timeToFirstFix.hot = .nan
+        #expect(broken.validate().map(\.field) == ["current.standby", "timeToFirstFix.hot"])
+    }
+
+    /// Standby pays its current but keeps a hot start; off pays a warm start unless a backup cell keeps it hot.
+    @Test func downRegimeIsTheCheaperForTheSleepAhead() {
+        #expect(ReceiverModel.sirf4.cheaperDownRegime(forSleepOf: 600) == .standby)
+        #expect(ReceiverModel.ublox8.cheaperDownRegime(forSleepOf: 600) == .off)  // backup cell: off stays hot
+        #expect(ReceiverModel.genericNMEA.cheaperDownRegime(forSleepOf: 600) == .off)  // no standby at all
+        var ublox6 = ReceiverModel.ublox6
+        ublox6.backupSupplyWhenOff = false
+        #expect(ublox6.cheaperDownRegime(forSleepOf: 10) == .standby)
+        #expect(ublox6.cheaperDownRegime(forSleepOf: 3600) == .off)
+        #expect(ublox6.timeToFirstFix(afterDown: 60, in: .standby) == 1)
+        #expect(ublox6.timeToFirstFix(afterDown: 60, in: .off) == 27)
+    }
+}

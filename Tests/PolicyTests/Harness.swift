@@ -1,0 +1,192 @@
+import GPSModel
+import Policy
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Receiver time of t = 0; fixes at monotonic t carry UTC base + t, as a live receiver would.
+let baseSeconds: Int64 = 1_800_000_000
+let originLatitude = 48.0
+let originLongitude = 11.0
+
+/// A fix `north`/`east` metres from the origin at receiver time base + `t` (whole milliseconds).
+func makeFix(
+    t: Double, north: Double = 0, east: Double = 0, accuracy: Double? = 5, speed: Double? = 0,
+    mode: FixMode = .threeD
+) -> Location {
+    let millis = Int64((t * 1000).rounded())
+    let time = UTCTime(
+        seconds: baseSeconds + millis / 1000 - (millis % 1000 < 0 ? 1 : 0),
+        nanoseconds: Int32(((millis % 1000) + 1000) % 1000) * 1_000_000)
+    // The same sphere as Geodesy, so "500 m east" measures 500 m.
+    let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
+    let latitude = originLatitude + north / metresPerDegree
+    let longitude = originLongitude + east / (metresPerDegree * cos(originLatitude * .pi / 180))
+    return Location(
+        timestamp: time, latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy, speed: speed,
+        fixMode: mode)
+}
+
+/// A tiny runtime for tests: keeps the timers the policy asks for and fires them in order as time advances.
+/// Everything is deterministic: no clock, no threads.
+struct Harness {
+    var policy: Policy
+    var now: Instant = 0
+    var timers: [TimerID: Instant] = [:]
+    /// Every action so far, with the instant it was returned at.
+    var log: [(at: Instant, action: PolicyAction)] = []
+
+    init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA) {
+        policy = Policy(configuration: configuration, receiver: receiver)
+    }
+
+    /// Sends one event at `at` (after firing every timer due by then) and returns its actions.
+    @discardableResult
+    mutating func send(_ event: PolicyEvent, at: Double) -> [PolicyAction] {
+        advance(to: at)
+        return deliverEvent(event, at: Instant(seconds: at))
+    }
+
+    @discardableResult
+    mutating func fix(_ location: Location, at: Double) -> [PolicyAction] {
+        send(.fix(location), at: at)
+    }
+
+    /// Fires, in deadline order, every timer due at or before `t`, each at its own deadline.
+    @discardableResult
+    mutating func advance(to t: Double) -> [PolicyAction] {
+        var fired: [PolicyAction] = []
+        while let next = timers.min(by: { ($0.value, $0.key.description) < ($1.value, $1.key.description) }),
+            next.value.seconds <= t
+        {
+            timers[next.key] = nil
+            fired += deliverEvent(.timerFired(next.key), at: next.value)
+        }
+        now = Instant(seconds: max(now.seconds, t))
+        return fired
+    }
+
+    private mutating func deliverEvent(_ event: PolicyEvent, at instant: Instant) -> [PolicyAction] {
+        now = instant
+        let actions = policy.handle(event, now: instant)
+        for action in actions {
+            switch action {
+            case .schedule(let id, let deadline): timers[id] = deadline
+            case .cancel(let id): timers[id] = nil
+            default: break
+            }
+            log.append((instant, action))
+        }
+        return actions
+    }
+
+    var allActions: [PolicyAction] { log.map(\.action) }
+}
+
+extension Array where Element == PolicyAction {
+    /// Every location delivered, batches flattened.
+    var delivered: [Location] {
+        flatMap { action -> [Location] in
+            if case .deliver(let locations) = action { return locations }
+            return []
+        }
+    }
+
+    var batches: [[Location]] {
+        compactMap { action in
+            if case .deliver(let locations) = action { return locations }
+            return nil
+        }
+    }
+
+    var events: [(kind: PolicyEventKind, detail: String)] {
+        compactMap { action in
+            if case .emit(let kind, let detail) = action { return (kind, detail) }
+            return nil
+        }
+    }
+
+    var eventNames: [String] { events.map(\.kind.name) }
+
+    var regimes: [ReceiverRegime] {
+        compactMap { action in
+            if case .setRegime(let regime, _) = action { return regime }
+            return nil
+        }
+    }
+
+    var regimeReasons: [String] {
+        compactMap { action in
+            if case .setRegime(_, let reason) = action { return reason }
+            return nil
+        }
+    }
+
+    var discards: [DiscardReason] {
+        compactMap { action in
+            if case .discard(_, let reason) = action { return reason }
+            return nil
+        }
+    }
+
+    func scheduled(_ id: TimerID) -> Instant? {
+        for action in self.reversed() {
+            if case .schedule(id, let at) = action { return at }
+        }
+        return nil
+    }
+
+    var deferredFinishes: [DeferredError?] {
+        events.compactMap { event in
+            if case .deferredFinished(let error) = event.kind { return .some(error) }
+            return nil
+        }
+    }
+}
+
+extension Harness {
+    /// Sends a stationary fix every second from `from` to `to` (inclusive) at the given offsets, returning
+    /// the actions of the whole span.
+    @discardableResult
+    mutating func stationary(
+        from: Int, to: Int, north: Double = 0, east: Double = 0, accuracy: Double = 5,
+        jitter: (Int) -> (Double, Double, Double) = { _ in (0, 0, 0) }
+    ) -> [PolicyAction] {
+        var actions: [PolicyAction] = []
+        for second in from...to {
+            let (dn, de, speed) = jitter(second)
+            actions += advance(to: Double(second))
+            actions += fix(
+                makeFix(t: Double(second), north: north + dn, east: east + de, accuracy: accuracy, speed: speed),
+                at: Double(second))
+        }
+        return actions
+    }
+
+    /// Moves east at `speed` m/s with a fix every second from `from` to `to`, starting at `east0`.
+    @discardableResult
+    mutating func moving(from: Int, to: Int, speed: Double, east0: Double = 0, accuracy: Double = 5) -> [PolicyAction] {
+        var actions: [PolicyAction] = []
+        for second in from...to {
+            let east = east0 + speed * Double(second - from)
+            actions += fix(makeFix(t: Double(second), east: east, accuracy: accuracy, speed: speed), at: Double(second))
+        }
+        return actions
+    }
+}
+
+/// A deterministic pseudo-random sequence (no global state, same numbers every run).
+struct SplitMix: Sendable {
+    var state: UInt64
+    mutating func next() -> Double {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) / Double(1 << 53)
+    }
+}

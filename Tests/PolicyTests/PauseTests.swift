@@ -1,0 +1,206 @@
+import GPSModel
+import Policy
+import Testing
+
+/// SPEC.md §4: activity type, automatic pause, probes, resume.
+@Suite struct PauseTests {
+    static let windows: [(ActivityType, Double, Int)] = [
+        (.automotiveNavigation, 50, 300), (.fitness, 25, 120), (.otherNavigation, 50, 600), (.other, 30, 180),
+    ]
+
+    /// A receiver that stands still but reports noise: a few metres of scatter and speeds up to 2 m/s.
+    static func noise(seed: UInt64, scatter: Double) -> (Int) -> (Double, Double, Double) {
+        { second in
+            var random = SplitMix(state: seed &+ UInt64(second))
+            return ((random.next() - 0.5) * 2 * scatter, (random.next() - 0.5) * 2 * scatter, random.next() * 2)
+        }
+    }
+
+    @Test(arguments: windows)
+    func pausesAfterTheActivitysWindowWithinItsRadius(activity: ActivityType, radius: Double, window: Int) throws {
+        var harness = Harness(receiver: .mt3339)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: activity)), at: 0)
+        let before = harness.stationary(from: 0, to: window - 1, jitter: Self.noise(seed: 7, scatter: radius / 3))
+        #expect(before.eventNames.isEmpty)
+        #expect(before.delivered.count == window)
+        let at = harness.stationary(from: window, to: window, jitter: Self.noise(seed: 7, scatter: radius / 3))
+        #expect(at.eventNames == ["paused"])
+        let detail = try #require(at.events.first?.detail)
+        #expect(detail == "stationary \(window / 60) min within \(Int(radius)) m")
+        #expect(at.regimeReasons == [detail])
+        #expect(try #require(at.regimes.first) < .powerSave)
+        #expect(harness.policy.isPaused)
+        // Paused: no more locations from the same spot.
+        #expect(harness.stationary(from: window + 1, to: window + 10).delivered.isEmpty)
+    }
+
+    @Test func airborneNeverPauses() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .airborne)), at: 0)
+        let actions = harness.stationary(from: 0, to: 3600)
+        #expect(!actions.eventNames.contains("paused"))
+        #expect(actions.delivered.count == 3601)
+    }
+
+    @Test func pausesAutomaticallyFalseNeverPauses() {
+        var harness = Harness()
+        harness.send(
+            .startUpdates(UpdatesConfiguration(activityType: .fitness, pausesAutomatically: false)), at: 0)
+        #expect(!harness.stationary(from: 0, to: 1000).eventNames.contains("paused"))
+    }
+
+    /// Noise of up to ~2 m/s and scatter of a third of the radius must not keep restarting the window.
+    @Test func noisyStationaryReceiverStillPauses() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        let actions = harness.stationary(from: 0, to: 330, accuracy: 15, jitter: Self.noise(seed: 42, scatter: 25))
+        #expect(actions.eventNames == ["paused"])
+    }
+
+    /// One multipath jump is an outlier, not a departure: the window goes on.
+    @Test func aSingleOutlierDoesNotRestartTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 150)
+        actions += harness.fix(makeFix(t: 151, north: 250, accuracy: 10, speed: 4), at: 151)
+        actions += harness.stationary(from: 152, to: 300)
+        #expect(actions.eventNames == ["paused"])
+    }
+
+    /// Two moving fixes in a row are a departure: the window starts again.
+    @Test func twoMovingFixesInARowRestartTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 150)
+        actions += harness.fix(makeFix(t: 151, north: 250, accuracy: 10, speed: 4), at: 151)
+        actions += harness.fix(makeFix(t: 152, north: 260, accuracy: 10, speed: 4), at: 152)
+        actions += harness.stationary(from: 153, to: 451, north: 260)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 452, to: 452, north: 260).eventNames == ["paused"])
+    }
+
+    /// Time without fixes (no sky view, receiver lost) is not observed stillness.
+    @Test func aGapWithoutFixesRestartsTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        var actions = harness.stationary(from: 0, to: 60)
+        actions += harness.stationary(from: 700, to: 819)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 820, to: 820).eventNames == ["paused"])
+    }
+
+    /// A queue crawling at walking pace is not a stop, however long it lasts.
+    @Test(arguments: [0.3, 0.5, 1.0, 2.0])
+    func slowCrawlIsNotAStop(speed: Double) {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        let actions = harness.moving(from: 0, to: 1200, speed: speed)
+        #expect(!actions.eventNames.contains("paused"))
+    }
+
+    /// Two minutes at a traffic light are no pause for a car.
+    @Test func trafficLightIsNotAStop() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.moving(from: 0, to: 60, speed: 14)
+        actions += harness.stationary(from: 61, to: 240, east: 14 * 61)
+        actions += harness.moving(from: 241, to: 600, speed: 14, east0: 14 * 61)
+        #expect(!actions.eventNames.contains("paused"))
+    }
+
+    /// Pause, probes at growing intervals (capped), a probe inside the radius keeps the pause, one outside resumes.
+    @Test func probesGrowAndResumeOnDeparture() throws {
+        var harness = Harness(receiver: .mt3339)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        #expect(harness.policy.isPaused)
+        #expect(harness.timers[.probe] == 330)  // first probe after 30 s
+
+        var probeTimes: [Double] = []
+        var t = 330.0
+        for _ in 0..<6 {
+            let woke = harness.advance(to: t)
+            #expect(woke.regimes == [.continuous], "a probe powers the receiver up")
+            probeTimes.append(t)
+            let probe = harness.fix(makeFix(t: t + 2, east: 8, accuracy: 5), at: t + 2)
+            #expect(probe.delivered.isEmpty)
+            #expect(probe.regimeReasons.first?.contains("still stationary") == true)
+            t = try #require(harness.timers[.probe]).seconds
+        }
+        // 30 s × 1.5 each time, capped at 3 min: 30, 45, 67.5, 101.25, 151.875, 180.
+        let gaps = zip(probeTimes.dropFirst(), probeTimes).map { $0 - $1 - 2 }
+        #expect(gaps.map { ($0 * 1000).rounded() / 1000 } == [45, 67.5, 101.25, 151.875, 180])
+
+        harness.advance(to: t)
+        let departure = harness.fix(makeFix(t: t + 1, east: 212, accuracy: 5, speed: 10), at: t + 1)
+        #expect(departure.eventNames == ["resumed"])
+        #expect(departure.events.first?.detail == "probe fix 212 m from anchor")
+        #expect(departure.delivered.count == 1)
+        #expect(!harness.policy.isPaused)
+        #expect(harness.moving(from: Int(t) + 2, to: Int(t) + 10, speed: 10, east0: 222).delivered.count == 9)
+    }
+
+    /// "Outside the radius, allowing for its accuracy": 70 m ± 30 m could still be within 50 m; 90 m ± 30 m not.
+    @Test(arguments: [(70.0, 30.0, false), (90.0, 30.0, true), (55.0, 3.0, true), (45.0, 3.0, false)])
+    func resumeAllowsForTheProbesAccuracy(distance: Double, accuracy: Double, resumes: Bool) {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        harness.advance(to: 330)
+        let probe = harness.fix(makeFix(t: 331, east: distance, accuracy: accuracy), at: 331)
+        #expect(probe.eventNames.contains("resumed") == resumes)
+    }
+
+    @Test func probeWithoutAFixTimesOutAndTriesAgainLater() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        harness.advance(to: 330)
+        let timedOut = harness.advance(to: 390)
+        #expect(timedOut.eventNames == ["acquisitionFailed"])
+        #expect(timedOut.regimes == [.off])
+        #expect(harness.timers[.probe] == 435)
+    }
+
+    @Test func motionHintResumesAtOnce() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.stationary(from: 0, to: 120)
+        #expect(harness.policy.isPaused)
+        let hint = harness.send(.motionHint, at: 125)
+        #expect(hint.eventNames == ["resumed"])
+        #expect(hint.regimes == [.continuous])
+        #expect(hint.contains(.cancel(.probe)))
+        #expect(harness.fix(makeFix(t: 126, east: 3), at: 126).delivered.count == 1)
+    }
+
+    /// A motion hint while moving restarts the window: a sensor that feels movement prevents a false stop.
+    @Test func motionHintWhileTrackingRestartsTheWindow() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.stationary(from: 0, to: 100)
+        harness.send(.motionHint, at: 100.5)
+        #expect(!harness.stationary(from: 101, to: 200).eventNames.contains("paused"))
+        #expect(harness.stationary(from: 201, to: 221).eventNames.contains("paused"))
+    }
+
+    /// `autoResume: false` is Core Location exactly: after the pause nothing, not even a departure or a motion
+    /// hint, until updates are started again.
+    @Test func withoutAutoResumeNothingUntilUpdatesStartAgain() {
+        var harness = Harness()
+        let configuration = UpdatesConfiguration(activityType: .fitness, autoResume: false)
+        harness.send(.startUpdates(configuration), at: 0)
+        let paused = harness.stationary(from: 0, to: 120)
+        #expect(paused.eventNames == ["paused"])
+        #expect(harness.timers[.probe] == nil)
+        var after = harness.advance(to: 3600)
+        after += harness.fix(makeFix(t: 3601, east: 5000, speed: 10), at: 3601)
+        after += harness.send(.motionHint, at: 3602)
+        #expect(after.delivered.isEmpty)
+        #expect(after.eventNames.isEmpty)
+        let restarted = harness.send(.startUpdates(configuration), at: 3700)
+        #expect(restarted.eventNames == ["resumed"])
+        #expect(restarted.regimes == [.continuous])
+        #expect(harness.fix(makeFix(t: 3701, east: 5100), at: 3701).delivered.count == 1)
+    }
+}

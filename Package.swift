@@ -22,13 +22,13 @@ let package = Package(
         .target(name: "GPSD", dependencies: ["CGPS", "GPSModel"]),
         // The pure power policy of SPEC.md §2–§8: events in, actions out, no clock and no I/O.
         .target(name: "Policy", dependencies: ["GPSModel"]),
-        .target(name: "Capture", dependencies: ["GPSModel", "GPSD"]),
+        .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "Policy"]),
         .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture"]),
         .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD"]),
         .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel", "Policy"]),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",

@@ -52,6 +52,29 @@ struct LocationEmitter {
         if opened { _ = write(printer.footer()) }
     }
 
+    /// Prints a location the caller already has (a simulated replay's deliveries).
+    mutating func print(_ location: Location) {
+        guard !finished else { return }
+        open()
+        if write(printer.line(for: location)) {
+            printed += 1
+            if let count, printed >= count { finished = true }
+        }
+    }
+
+    /// Prints a line that is not a location (a simulated replay's regime and event lines), in the formats
+    /// that are lines; GPX and GeoJSON documents hold locations only.
+    mutating func printAnnotation(_ line: String) {
+        guard !finished, format == .jsonl || format == .text else { return }
+        open()
+        _ = write(line)
+    }
+
+    /// The track breaks here (the receiver went down).
+    mutating func breakSegment() {
+        printer.breakSegment()
+    }
+
     mutating func handle(_ event: LiveEvent) {
         switch event {
         case .watching(let host, let port, let version):

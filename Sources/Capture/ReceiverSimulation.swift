@@ -1,0 +1,283 @@
+import GPSD
+import GPSModel
+import Policy
+
+/// What a power profile asks of the policy during a simulated replay.
+public struct SimulationSetup: Sendable {
+    /// Standard updates, or nil for none (significant-change only).
+    public var updates: UpdatesConfiguration?
+    /// `allowDeferredUpdates(untilTraveled:timeout:)` right after starting, when set.
+    public var deferral: Deferral?
+    public var significantChange: Bool
+    public var policy: PolicyConfiguration
+    public var receiver: ReceiverModel
+
+    public struct Deferral: Sendable, Equatable {
+        public var untilTraveled: Double?
+        public var timeout: Double?
+
+        public init(untilTraveled: Double?, timeout: Double?) {
+            self.untilTraveled = untilTraveled
+            self.timeout = timeout
+        }
+    }
+
+    public init(
+        updates: UpdatesConfiguration?, deferral: Deferral? = nil, significantChange: Bool = false,
+        policy: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA
+    ) {
+        self.updates = updates
+        self.deferral = deferral
+        self.significantChange = significantChange
+        self.policy = policy
+        self.receiver = receiver
+    }
+}
+
+/// What a simulated replay produces, in time order (`t`: the capture's clock).
+public enum SimulationOutput: Sendable, Equatable {
+    /// Locations handed to the application: one, or a deferred batch.
+    case locations(t: Double, [Location])
+    /// The receiver regime the policy chose (only changes are reported).
+    case regime(t: Double, ReceiverRegime, reason: String)
+    case event(t: Double, PolicyEventKind, detail: String)
+}
+
+/// One stretch of the receiver's timeline: what it was doing from `start` to `end`.
+public struct ReceiverInterval: Sendable, Equatable {
+    public enum State: String, Sendable, Equatable {
+        /// Powered up, no fix yet (time to first fix): acquisition current.
+        case acquiring
+        case tracking
+        case powerSave
+        case standby
+        case off
+    }
+
+    public var start: Double
+    public var end: Double
+    public var state: State
+}
+
+/// The outcome of a simulated replay.
+public struct SimulationSummary: Sendable, Equatable {
+    /// Fixes with a position in the whole capture (the truth).
+    public var trueFixes = 0
+    /// Fixes the simulated receiver produced (it was up and past its time to first fix).
+    public var producedFixes = 0
+    public var deliveredLocations = 0
+    public var firstT = 0.0
+    public var lastT = 0.0
+    public var timeline: [ReceiverInterval] = []
+
+    public var duration: Double { lastT - firstT }
+
+    /// Seconds the receiver was down (standby or off).
+    public var downSeconds: Double {
+        timeline.reduce(0) { $0 + ($1.state == .standby || $1.state == .off ? $1.end - $1.start : 0) }
+    }
+
+    public var downShare: Double { duration > 0 ? downSeconds / duration : 0 }
+}
+
+/// Replays a capture into the power policy with the receiver simulated (DESIGN.md §4): while the policy has
+/// the receiver down, the capture's fixes do not exist; after a wake, the first fix comes only after the
+/// receiver model's time to first fix (hot within its hot window if the way down kept ephemeris, else
+/// warm). Timers fire on the capture's clock. Pure and deterministic: the same capture and setup give the
+/// same outputs.
+public struct ReceiverSimulation: Sendable {
+    public let setup: SimulationSetup
+
+    public init(setup: SimulationSetup) {
+        self.setup = setup
+    }
+
+    private enum Input {
+        case fix(Location)
+        case lost(String)
+        case back
+    }
+
+    /// The capture's fixes as locations, and its receiver losses, on its clock (the live pipeline's output).
+    private static func truth(of contents: CaptureContents) -> [(t: Double, input: Input)] {
+        var assembler = LocationAssembler(origin: .replay)
+        var inputs: [(t: Double, input: Input)] = []
+        CaptureReplayer(contents).run(onEvent: { t, event in
+            switch event {
+            case .fix(let fix):
+                if let location = assembler.location(for: fix) { inputs.append((t, .fix(location))) }
+            case .report(let report):
+                assembler.note(report)
+            case .deviceActivated(let device):
+                assembler.note(.device(device))
+            case .deviceClosed(let path):
+                assembler.note(.device(DeviceInfo(path: path)))
+            case .receiverLost(let reason):
+                inputs.append((t, .lost(reason)))
+            case .receiverBack:
+                inputs.append((t, .back))
+            case .watching:
+                break
+            }
+        })
+        return inputs
+    }
+
+    public func run(_ contents: CaptureContents, onOutput: (SimulationOutput) -> Void) -> SimulationSummary {
+        let inputs = Self.truth(of: contents)
+        var summary = SimulationSummary()
+        summary.trueFixes = inputs.count { if case .fix = $0.input { true } else { false } }
+        guard let first = inputs.first, let last = inputs.last else { return summary }
+        summary.firstT = first.t
+        summary.lastT = last.t
+
+        var runner = Runner(setup: setup, start: first.t)
+        runner.begin()
+        runner.drain(into: onOutput)
+        for (t, input) in inputs {
+            runner.fireTimers(through: t)
+            runner.drain(into: onOutput)
+            switch input {
+            case .fix(let location):
+                if runner.receiverProducesFix(at: t) {
+                    summary.producedFixes += 1
+                    runner.handle(.fix(location), at: t)
+                }
+            case .lost(let reason):
+                runner.handle(.receiverLost(reason), at: t)
+            case .back:
+                runner.handle(.receiverBack, at: t)
+            }
+            runner.drain(into: onOutput)
+        }
+        runner.fireTimers(through: last.t)
+        runner.handle(.shutdown, at: last.t)
+        runner.drain(into: onOutput)
+        summary.deliveredLocations = runner.delivered
+        summary.timeline = runner.timeline(until: last.t)
+        return summary
+    }
+
+    /// The policy, its timers and the simulated receiver, advanced by the capture's clock.
+    private struct Runner {
+        var policy: Policy
+        let setup: SimulationSetup
+        var timers: [TimerID: Instant] = [:]
+        /// The regime in force (the receiver model's effective one) and since when.
+        var regime: ReceiverRegime = .continuous
+        var regimeSince: Double
+        /// When the receiver last went down, and how (for the time to first fix when it comes back).
+        var downSince: Double?
+        var downRegime: ReceiverRegime = .off
+        /// The first instant the receiver has a fix after powering up.
+        var fixAvailableFrom: Double
+        var delivered = 0
+        var intervals: [ReceiverInterval] = []
+        /// Outputs not yet passed on (the caller drains them after each step).
+        var pending: [SimulationOutput] = []
+
+        mutating func drain(into onOutput: (SimulationOutput) -> Void) {
+            for output in pending { onOutput(output) }
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        init(setup: SimulationSetup, start: Double) {
+            self.setup = setup
+            policy = Policy(configuration: setup.policy, receiver: setup.receiver)
+            regimeSince = start
+            // The capture starts with the receiver running and tracking: it is what recorded it.
+            fixAvailableFrom = start
+        }
+
+        mutating func begin() {
+            let start = regimeSince
+            if let updates = setup.updates { handle(.startUpdates(updates), at: start) }
+            if let deferral = setup.deferral {
+                handle(.allowDeferredUpdates(untilTraveled: deferral.untilTraveled, timeout: deferral.timeout), at: start)
+            }
+            if setup.significantChange { handle(.startSignificantChange, at: start) }
+        }
+
+        func receiverProducesFix(at t: Double) -> Bool {
+            regime.producesFixes && t >= fixAvailableFrom
+        }
+
+        /// Fires every timer due at or before `t`, earliest first (ties in a fixed order), each at its own
+        /// instant.
+        mutating func fireTimers(through t: Double) {
+            while let (id, due) = timers.min(by: { ($0.value, $0.key.description) < ($1.value, $1.key.description) }),
+                due.seconds <= t
+            {
+                timers[id] = nil
+                handle(.timerFired(id), at: due.seconds)
+            }
+        }
+
+        mutating func handle(_ event: PolicyEvent, at t: Double) {
+            for action in policy.handle(event, now: Instant(seconds: t)) {
+                execute(action, at: t)
+            }
+        }
+
+        mutating func execute(_ action: PolicyAction, at t: Double) {
+            switch action {
+            case .setRegime(let requested, let reason):
+                let next = setup.receiver.effectiveRegime(requested)
+                guard next != regime else { return }
+                closeInterval(at: t)
+                if next.producesFixes, !regime.producesFixes {
+                    let downFor = downSince.map { t - $0 } ?? 0
+                    fixAvailableFrom = t + setup.receiver.timeToFirstFix(afterDown: downFor, in: downRegime)
+                    downSince = nil
+                } else if !next.producesFixes, regime.producesFixes {
+                    downSince = t
+                    downRegime = next
+                } else if !next.producesFixes {
+                    // Standby to off (or back): the way down that counts for the next start is the last one.
+                    downRegime = next
+                }
+                regime = next
+                regimeSince = t
+                pending.append(.regime(t: t, next, reason: reason))
+            case .deliver(let locations):
+                delivered += locations.count
+                pending.append(.locations(t: t, locations))
+            case .emit(let kind, let detail):
+                pending.append(.event(t: t, kind, detail: detail))
+            case .schedule(let id, let at):
+                timers[id] = at
+            case .cancel(let id):
+                timers[id] = nil
+            case .discard:
+                break
+            }
+        }
+
+        /// Records the stretch since the last regime change, split into acquisition and tracking when the
+        /// receiver was up.
+        mutating func closeInterval(at t: Double) {
+            guard t > regimeSince else { return }
+            switch regime {
+            case .continuous, .powerSave:
+                let acquiredAt = min(max(fixAvailableFrom, regimeSince), t)
+                if acquiredAt > regimeSince {
+                    intervals.append(ReceiverInterval(start: regimeSince, end: acquiredAt, state: .acquiring))
+                }
+                if t > acquiredAt {
+                    intervals.append(
+                        ReceiverInterval(start: acquiredAt, end: t, state: regime == .continuous ? .tracking : .powerSave))
+                }
+            case .standby:
+                intervals.append(ReceiverInterval(start: regimeSince, end: t, state: .standby))
+            case .off:
+                intervals.append(ReceiverInterval(start: regimeSince, end: t, state: .off))
+            }
+        }
+
+        mutating func timeline(until t: Double) -> [ReceiverInterval] {
+            closeInterval(at: t)
+            regimeSince = t
+            return intervals
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import Capture
+import Foundation
+import GPSD
+import GPSModel
+import Lodestar
+import Policy
+import Testing
+
+/// A capture of the repo, imported (gpsdecode).
+func importedCapture(_ name: String) throws -> CaptureContents {
+    let path = Fixtures.captures.appendingPathComponent(name).path
+    return try CaptureReader.read(try RawLogImport.capture(path: path, raw: try Fixtures.bytes(name)))
+}
+
+/// Every location the capture holds, on its clock: the truth a simulated replay is judged against.
+func truthTrack(_ contents: CaptureContents) -> [(t: Double, location: Location)] {
+    var assembler = LocationAssembler(origin: .replay)
+    var track: [(t: Double, location: Location)] = []
+    CaptureReplayer(contents).run(onEvent: { t, event in
+        switch event {
+        case .fix(let fix): if let location = assembler.location(for: fix) { track.append((t, location)) }
+        case .report(let report): assembler.note(report)
+        case .deviceActivated(let device): assembler.note(.device(device))
+        default: break
+        }
+    })
+    return track
+}
+
+/// A simulated replay's outputs, collected.
+struct SimulationRun {
+    var summary: SimulationSummary
+    var deliveries: [(t: Double, locations: [Location])] = []
+    var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
+    var regimes: [(t: Double, regime: ReceiverRegime, reason: String)] = []
+
+    init(_ contents: CaptureContents, _ setup: SimulationSetup) {
+        var deliveries: [(t: Double, locations: [Location])] = []
+        var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
+        var regimes: [(t: Double, regime: ReceiverRegime, reason: String)] = []
+        summary = ReceiverSimulation(setup: setup).run(contents) { output in
+            switch output {
+            case .locations(let t, let locations): deliveries.append((t, locations))
+            case .event(let t, let kind, let detail): events.append((t, kind, detail))
+            case .regime(let t, let regime, let reason): regimes.append((t, regime, reason))
+            }
+        }
+        self.deliveries = deliveries
+        self.events = events
+        self.regimes = regimes
+    }
+
+    var delivered: [Location] { deliveries.flatMap(\.locations) }
+    func times(of name: String) -> [Double] { events.filter { $0.kind.name == name }.map(\.t) }
+}
+
+/// A car as the replay checks need it: stops of two minutes must pause, so the window is shorter.
+func carSetup(window: Double = 90) -> SimulationSetup {
+    var policy = PolicyConfiguration()
+    policy.stationary.automotiveNavigation.window = window
+    return SimulationSetup(
+        updates: UpdatesConfiguration(activityType: .automotiveNavigation), policy: policy, receiver: .ublox8)
+}
+
+/// Stops in a true track: runs of at least `minimum` seconds whose fixes all stay within `radius` of the
+/// run's centroid and slower than 1 m/s. The departure is the first fix after the run.
+func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radius: Double = 25)
+    -> [(start: Double, departure: Double)]
+{
+    var stops: [(start: Double, departure: Double)] = []
+    var index = 0
+    while index < track.count {
+        var end = index
+        var latitude = track[index].location.latitude
+        var longitude = track[index].location.longitude
+        while end + 1 < track.count {
+            let next = track[end + 1].location
+            let count = Double(end - index + 1)
+            let centre = Location(timestamp: next.timestamp, latitude: latitude / count, longitude: longitude / count, fixMode: .twoD)
+            guard (next.speed ?? 0) < 1, Geodesy.distance(from: centre, to: next) <= radius,
+                track[end + 1].t - track[end].t < 30
+            else { break }
+            latitude += next.latitude
+            longitude += next.longitude
+            end += 1
+        }
+        if end + 1 < track.count, track[end].t - track[index].t >= minimum {
+            stops.append((track[index].t, track[end + 1].t))
+        }
+        index = end + 1
+    }
+    return stops
+}
+
+@Suite struct PolicyReplayTests {
+    static let drives = [
+        "garmin-drive-reno-tahoe-2h43m.nmea", "garmin-geko201-regensburg-drive-26m.nmea",
+        "munich-urban-stopgo-31m.nmea", "ublox-ubx-cartrip-15m.ubx",
+    ]
+
+    @Test(arguments: drives)
+    func everyStopOfTwoMinutesPausesAndTheDepartureResumes(capture: String) throws {
+        let contents = try importedCapture(capture)
+        let setup = carSetup()
+        let run = SimulationRun(contents, setup)
+        let rule = setup.policy.stationary.automotiveNavigation
+        let resumed = run.times(of: "resumed")
+        // Paused stretches: from each pause to the next resume (or the end).
+        var pausedStretches: [ClosedRange<Double>] = []
+        for pause in run.times(of: "paused") {
+            pausedStretches.append(pause...(resumed.first { $0 > pause } ?? .infinity))
+        }
+        let stops = trueStops(truthTrack(contents), minimum: 120)
+        // The Reno drive has five such stops (the others have none of two minutes); the check is not empty.
+        if capture == "garmin-drive-reno-tahoe-2h43m.nmea" { #expect(stops.count == 5) }
+        for stop in stops {
+            // Detected while the car stands: updates are paused at some point of the stop (a logging gap can
+            // split one long stop in two; the pause then began in the first part).
+            let detected = pausedStretches.contains { $0.overlaps(stop.start...stop.departure) }
+            #expect(detected, "\(capture): stop at \(Int(stop.start)) s to \(Int(stop.departure)) s not paused")
+            guard detected else { continue }
+            // The departure resumes updates within one (longest) probe interval plus a warm start.
+            let limit = stop.departure + rule.maximumProbeInterval + setup.receiver.timeToFirstFix.warm + 5
+            let resume = resumed.first { $0 >= stop.departure - 1 }
+            #expect(resume.map { $0 <= limit } ?? false,
+                "\(capture): departure at \(Int(stop.departure)) s resumed at \(resume.map { String(Int($0)) } ?? "never")")
+        }
+    }
+
+    @Test(arguments: ["stationary-netherlands-20m.nmea", "garmin-gps15h-static-12m.nmea"])
+    func stationaryCapturesPauseWithinTheWindowPlusAMinuteAndStayPaused(capture: String) throws {
+        let contents = try importedCapture(capture)
+        let setup = carSetup()
+        let rule = setup.policy.stationary.automotiveNavigation
+        let window = try #require(rule.window)
+        let track = truthTrack(contents)
+        // When the truth itself is first stationary by the rule: a whole window within the radius of its
+        // centroid (the GPS 15H's first minutes wander by 100 m as it converges; nothing can pause there).
+        var settled: Double?
+        for (index, start) in track.enumerated() {
+            let span = track[index...].prefix { $0.t <= start.t + window }
+            guard let last = span.last, last.t - start.t >= window - 2 else { break }
+            let latitude = span.map(\.location.latitude).reduce(0, +) / Double(span.count)
+            let longitude = span.map(\.location.longitude).reduce(0, +) / Double(span.count)
+            let centre = Location(timestamp: start.location.timestamp, latitude: latitude, longitude: longitude, fixMode: .twoD)
+            if span.allSatisfy({ Geodesy.distance(from: centre, to: $0.location) <= rule.radius }) {
+                settled = start.t
+                break
+            }
+        }
+        let start = try #require(settled, "\(capture) never stationary by the rule")
+        let run = SimulationRun(contents, setup)
+        let pause = try #require(run.times(of: "paused").first, "\(capture) never paused")
+        #expect(pause <= start + window + 60, "\(capture): paused at \(Int(pause)) s, stationary from \(Int(start)) s")
+        #expect(run.times(of: "resumed").isEmpty, "\(capture): speed noise resumed updates")
+        #expect(run.summary.downShare > 0.5, "\(capture): receiver down \(run.summary.downShare)")
+    }
+
+    @Test(arguments: Fixtures.captureNames)
+    func nothingDeliveredIsStaleInaccurateDuplicatedOrNaN(capture: String) throws {
+        let contents = try importedCapture(capture)
+        let setup = carSetup()
+        let track = truthTrack(contents)
+        let run = SimulationRun(contents, setup)
+        var seen = Set<UTCTime>()
+        var truthIndex = 0
+        for delivery in run.deliveries {
+            while truthIndex + 1 < track.count, track[truthIndex + 1].t <= delivery.t { truthIndex += 1 }
+            let newest = track[truthIndex].location.timestamp
+            for location in delivery.locations {
+                #expect(seen.insert(location.timestamp).inserted, "\(capture): \(location.timestamp) delivered twice")
+                #expect(newest.interval(since: location.timestamp) <= setup.policy.maximumAge,
+                    "\(capture): stale \(location.timestamp) at \(newest)")
+                if let accuracy = location.horizontalAccuracy {
+                    #expect(accuracy <= 100, "\(capture): accuracy \(accuracy) m delivered")
+                }
+                let numbers = [location.latitude, location.longitude] + [location.altitude, location.speed,
+                    location.course, location.horizontalAccuracy, location.hdop].compactMap { $0 }
+                #expect(!numbers.contains { !$0.isFinite }, "\(capture): NaN in \(location)")
+            }
+        }
+        // Determinism: the same input, the same outputs.
+        let again = SimulationRun(contents, setup)
+        #expect(again.delivered == run.delivered)
+        #expect(again.summary == run.summary)
+    }
+
+    @Test(arguments: drives)
+    func theDistanceFilterHoldsBetweenDeliveries(capture: String) throws {
+        var setup = carSetup()
+        setup.updates?.distanceFilter = 100
+        let run = SimulationRun(try importedCapture(capture), setup)
+        let delivered = run.delivered
+        #expect(delivered.count > 3)
+        for (previous, next) in zip(delivered, delivered.dropFirst()) {
+            #expect(Geodesy.distance(from: previous, to: next) >= 100)
+        }
+    }
+
+    @Test(arguments: drives)
+    func aDeferredBatchIsDeliveredWholeAndOnce(capture: String) throws {
+        var setup = carSetup()
+        setup.deferral = SimulationSetup.Deferral(untilTraveled: 2000, timeout: 600)
+        let contents = try importedCapture(capture)
+        let run = SimulationRun(contents, setup)
+        #expect(run.times(of: "deferredFinished").count == 1, "exactly one finish per request")
+        let batch = try #require(run.deliveries.first { $0.locations.count > 1 }, "\(capture): no batch")
+        let timestamps = run.delivered.map(\.timestamp)
+        #expect(Set(timestamps).count == timestamps.count, "a location delivered twice")
+        #expect(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 < $1 }, "out of order")
+        // Whole: the batch holds every fix the receiver produced while it was collecting (no gap in it).
+        let plain = SimulationRun(contents, carSetup()).delivered.map(\.timestamp)
+        let first = try #require(batch.locations.first?.timestamp)
+        let last = try #require(batch.locations.last?.timestamp)
+        #expect(batch.locations.map(\.timestamp) == plain.filter { $0 >= first && $0 <= last })
+    }
+
+    @Test(arguments: drives)
+    func significantChangesAreFarEnoughApartInSpaceAndTime(capture: String) throws {
+        let setup = SimulationSetup(updates: nil, significantChange: true, receiver: .ublox8)
+        let run = SimulationRun(try importedCapture(capture), setup)
+        var changes: [(t: Double, location: Location)] = []
+        for event in run.events {
+            if case .significantChange(let location) = event.kind { changes.append((event.t, location)) }
+        }
+        #expect(!changes.isEmpty, "\(capture): no significant change at all")
+        for (previous, next) in zip(changes, changes.dropFirst()) {
+            #expect(Geodesy.distance(from: previous.location, to: next.location) >= 500)
+            #expect(next.t - previous.t >= 300)
+        }
+        #expect(run.summary.downShare > 0.5, "significant change runs at the lowest power")
+    }
+}

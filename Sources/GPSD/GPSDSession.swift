@@ -30,6 +30,8 @@ public final class GPSDSession {
     private var scanStart = 0
     private var bufferEnd = 0
     private var isOpen = true
+    /// When the bytes in the buffer arrived (monotonic seconds).
+    private var receivedAt = 0.0
     private var lastLineStart = 0
     private var lastLineLength = 0
 
@@ -50,6 +52,11 @@ public final class GPSDSession {
             isOpen = false
             throw .connectionFailed(host: host, port: port, code: code, message: text)
         }
+        // gpsd drops a report for a client whose socket would block (gpsd.c throttled_write: EAGAIN → the
+        // report is lost). A larger receive buffer rides out a busy moment (a loaded Pi, a burst after a
+        // reconnect); the kernel caps it at net.core.rmem_max.
+        var receiveBuffer: Int32 = 1 << 20
+        _ = setsockopt(Int32(cgps_fd(data)), SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// A session with no connection, for decoding tests.
@@ -124,17 +131,19 @@ public final class GPSDSession {
         let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
             if let report = processor.next() { return .report(report) }
-            if processor.hasPending {
-                processor.flushQuiet(now: monotonicSeconds())
-                if let report = processor.next() { return .report(report) }
-            }
+            // Lines already received come first, stamped with when they arrived: a reader that was busy
+            // (or descheduled) must not see quiet between lines that came together and split their epoch.
             if let line = takeLine() {
                 lastLineStart = line.start
                 lastLineLength = line.count
                 let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
                 lineObserver?(text)
-                processor.process(text, now: monotonicSeconds())
+                processor.process(text, now: receivedAt)
                 continue
+            }
+            if processor.hasPending {
+                processor.flushQuiet(now: monotonicSeconds())
+                if let report = processor.next() { return .report(report) }
             }
             let now = monotonicSeconds()
             let remaining = deadline - now
@@ -215,6 +224,7 @@ public final class GPSDSession {
             throw .connectionLost(errno: errno)
         }
         bufferEnd += count
+        receivedAt = monotonicSeconds()
         return true
     }
 

@@ -127,11 +127,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 /// `record` against the test gpsd while `watch` watches it too; the recording must replay to what was
 /// printed live.
 @Suite(.serialized) struct RecordRoundTripTests {
-    /// Every capture but the 2 h 43 min drive: fed to gpsd at full speed, the live watch printed 4401 fixes
-    /// where the recording replays to 4469 (gpsdecode: 4468). Not yet understood; see the issue note.
-    static let roundTripCaptures = Fixtures.captureNames.filter { $0 != "garmin-drive-reno-tahoe-2h43m.nmea" }
-
-    @Test(arguments: roundTripCaptures)
+    @Test(arguments: Fixtures.captureNames)
     func recordingReplaysToWhatWatchPrintedLive(capture: String) throws {
         var options = PrivateGPSD.Options()
         options.readOnly = true
@@ -143,7 +139,11 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
         let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", bed.port, "--format", "jsonl"])
         try waitUntil("record to start") { record.standardError.text.contains("recording gpsd") }
         try waitUntil("watch to start") { watch.standardError.text.contains("watching gpsd") }
-        #expect(bed.feed(try Fixtures.bytes(capture)).completed)
+        // gpsd drops reports for a client whose socket is full (throttled_write), so the 2 h 43 min drive
+        // is fed at 500x (22 s), not as fast as gpsd reads: on a loaded CI machine both readers lost
+        // hundreds of fixes at full speed.
+        let speed: Double? = capture == "garmin-drive-reno-tahoe-2h43m.nmea" ? 500 : nil
+        #expect(bed.feed(try Fixtures.bytes(capture), speed: speed).completed)
         try bed.gpsd.removeDevice(bed.terminal.devicePath)
         try waitUntil("watch to see the device close", timeout: 60) {
             watch.standardError.text.contains("\(bed.terminal.devicePath) closed")
@@ -172,7 +172,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
         samePositions(try jsonlPositions(replayed.output), live, "\(capture) replayed")
         let full = try EpochPosition.fromLodestar(
             replayed.output.split(whereSeparator: \.isNewline).map(String.init))
-        #expect(full.count == live.count)
+        #expect(full.count == live.count, "watch said: \(watch.standardError.text)")
 
         // The raw bytes the recording kept are what the receiver sent: through gpsd again, the same fixes.
         let again = runCommand(["replay", file, "--format", "jsonl", "--through-gpsd"])

@@ -1,7 +1,7 @@
 import Lodestar
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `lodestar profiles list|show|validate`: the profiles `--profile` can name, and checking a profile file.
@@ -122,7 +122,8 @@ enum ProfilesCommand {
         let listings = ProfileStore.system.list()
         let width = listings.map(\.name.count).max() ?? 0
         for listing in listings {
-            var line = listing.name + String(repeating: " ", count: width - listing.name.count + 2) + listing.description
+            var line =
+                listing.name + String(repeating: " ", count: width - listing.name.count + 2) + listing.description
             if let path = listing.path {
                 line += listing.isShadowed ? "  (\(path); named like a built-in: use its path)" : "  (\(path))"
             }
@@ -133,7 +134,9 @@ enum ProfilesCommand {
 
     static func show(_ arguments: [String], context: CommandContext) -> ExitCode {
         var code = ExitCode.success
-        guard let name = operand(arguments, usage: showUsage, what: "a profile name or file", context: context, code: &code)
+        guard
+            let name = operand(
+                arguments, usage: showUsage, what: "a profile name or file", context: context, code: &code)
         else { return code }
         switch ProfileInput.load(name, command: "profiles show", context: context) {
         case .success(let profile):
@@ -199,7 +202,8 @@ enum ProfileInput {
         case .invalid(let file, let problems):
             for problem in problems { context.say("\(file): \(problem)") }
             let count = problems.count
-            context.say("lodestar \(command): \(file) is not a valid profile (\(count) problem\(count == 1 ? "" : "s"))")
+            context.say(
+                "lodestar \(command): \(file) is not a valid profile (\(count) problem\(count == 1 ? "" : "s"))")
             return .config
         }
     }

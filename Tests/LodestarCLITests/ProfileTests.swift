@@ -74,7 +74,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     }
 
     @Test func repositoryFolderHoldsExactlyTheBuiltIns() throws {
-        let files = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("profiles").path)
+        let files = try FileManager.default.contentsOfDirectory(
+            atPath: repositoryRoot.appendingPathComponent("profiles").path)
         #expect(Set(files) == Set(ProfileStore.builtInNames.map { $0 + ".json" }))
     }
 
@@ -202,7 +203,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
                     + "or a number of seconds from 10 to 86400)"
             ])
         #expect(problems(#"{"stalenessBound": 0}"#).map(\.keyPath) == ["stalenessBound"])
-        #expect(problems(#"{"policy": {"deferredBufferCapacity": 2.5}}"#).first?.problem == "is 2.5, not a whole number")
+        #expect(
+            problems(#"{"policy": {"deferredBufferCapacity": 2.5}}"#).first?.problem == "is 2.5, not a whole number")
     }
 
     @Test func unknownChoiceListsTheChoices() {
@@ -210,17 +212,20 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(found.first?.keyPath == "updates.desiredAccuracy")
         #expect(
             found.first?.allowed
-                == "one of: bestForNavigation, best, nearestTenMeters, hundredMeters, kilometer, threeKilometers, reduced")
+                == "one of: bestForNavigation, best, nearestTenMeters, hundredMeters, kilometer, threeKilometers, reduced"
+        )
     }
 
     @Test func unknownReceiverModelNamesItsPath() {
         let found = problems(#"{"receiver": {"model": "ublox9"}}"#)
         #expect(found.map(\.keyPath) == ["receiver.model"])
         #expect(found.first?.allowed == "one of: generic-nmea, ublox6, ublox8, mt3339, sirf4")
-        #expect(problems(#"{"receiver": {"supportedRegimes": ["continuous", "nap"]}}"#).first?.keyPath
-            == "receiver.supportedRegimes[1]")
-        #expect(problems(#"{"receiver": {"supportedRegimes": ["continuous"]}}"#).first?.keyPath
-            == "receiver.supportedRegimes")
+        #expect(
+            problems(#"{"receiver": {"supportedRegimes": ["continuous", "nap"]}}"#).first?.keyPath
+                == "receiver.supportedRegimes[1]")
+        #expect(
+            problems(#"{"receiver": {"supportedRegimes": ["continuous"]}}"#).first?.keyPath
+                == "receiver.supportedRegimes")
     }
 
     @Test func deferralWithADistanceFilterIsImpossible() {
@@ -252,7 +257,10 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     }
 
     @Test func exitRegimeMustBeOneTheReceiverHas() {
-        #expect(problems(#"{"exitRegime": "standby", "receiver": {"model": "generic-nmea"}}"#).map(\.keyPath) == ["exitRegime"])
+        #expect(
+            problems(#"{"exitRegime": "standby", "receiver": {"model": "generic-nmea"}}"#).map(\.keyPath) == [
+                "exitRegime"
+            ])
         #expect(problems(#"{"exitRegime": "standby", "receiver": {"model": "ublox8"}}"#).isEmpty)
     }
 
@@ -297,7 +305,9 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     @Test func namesAreLookedUpInTheProfileDirectory() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try write(#"{"description": "my van", "updates": {"activityType": "automotiveNavigation"}}"#, to: folder + "/van.json")
+        try write(
+            #"{"description": "my van", "updates": {"activityType": "automotiveNavigation"}}"#, to: folder + "/van.json"
+        )
         try write(#"{"description": "mine"}"#, to: folder + "/car.json")
         try write(#"{"description": 3}"#, to: folder + "/broken.json")
         let store = ProfileStore(directory: folder)
@@ -361,7 +371,10 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         let (code, output, _) = run(["profiles", "list"])
         #expect(code == 0)
         for profile in ProfileStore.builtIns {
-            #expect(output.split(separator: "\n").contains { $0.hasPrefix(profile.name + " ") && $0.hasSuffix(profile.description) })
+            #expect(
+                output.split(separator: "\n").contains {
+                    $0.hasPrefix(profile.name + " ") && $0.hasSuffix(profile.description)
+                })
         }
     }
 

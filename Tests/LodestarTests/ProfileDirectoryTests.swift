@@ -6,7 +6,8 @@ import Testing
 /// set for that process only, not for the tests running beside this one.
 @Suite struct ProfileDirectoryTests {
     private func lodestar(_ arguments: [String], directory: String, folder: String) throws -> (Int32, String, String) {
-        let binary = try #require(ExecutableTests.executable, "build the lodestar executable first (swift build --build-tests)")
+        let binary = try #require(
+            ExecutableTests.executable, "build the lodestar executable first (swift build --build-tests)")
         let process = try ChildProcess(
             executable: binary, arguments: arguments, environment: [ProfileStore.directoryVariable: directory],
             standardOutput: folder + "/out", standardError: folder + "/err")

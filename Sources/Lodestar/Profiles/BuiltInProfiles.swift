@@ -17,7 +17,7 @@ enum BuiltInProfiles {
             #"""
             {
               "name": "car",
-              "description": "Driving: best accuracy, 10 m filter; pauses after 90 s stopped within 50 m, probes every 15 s to 1 min",
+              "description": "Driving: best accuracy, 10 m filter; pauses after 90 s stopped, probes 15 s to 1 min",
               "updates": {
                 "enabled": true,
                 "desiredAccuracy": "best",
@@ -142,7 +142,7 @@ enum BuiltInProfiles {
             #"""
             {
               "name": "bike",
-              "description": "Cycling: best accuracy, 5 m filter; pauses after 2 min within 25 m, probes every 20 s to 90 s",
+              "description": "Cycling: best accuracy, 5 m filter; pauses after 2 min within 25 m, probes 20 s to 90 s",
               "updates": {
                 "enabled": true,
                 "desiredAccuracy": "best",
@@ -269,7 +269,7 @@ enum BuiltInProfiles {
             #"""
             {
               "name": "walk",
-              "description": "Walking, hiking: best accuracy delivered in batches every 200 m or 5 min; pauses after 3 min within 20 m",
+              "description": "Walking: best accuracy in batches every 200 m or 5 min; pauses after 3 min within 20 m",
               "updates": {
                 "enabled": true,
                 "desiredAccuracy": "best",
@@ -397,7 +397,7 @@ enum BuiltInProfiles {
             #"""
             {
               "name": "boat",
-              "description": "Boating: 10 m accuracy (receiver power save), 10 m filter; pauses after 10 min within 50 m (anchor swing)",
+              "description": "Boating: 10 m accuracy (power save), 10 m filter; pauses after 10 min within 50 m",
               "updates": {
                 "enabled": true,
                 "desiredAccuracy": "nearestTenMeters",
@@ -523,7 +523,7 @@ enum BuiltInProfiles {
             #"""
             {
               "name": "asset",
-              "description": "Asset tracking: significant changes only (500 m, at most one per 5 min), lowest power; receiver off on exit",
+              "description": "Asset tracking: significant changes only (500 m, at most 1 per 5 min); off on exit",
               "updates": {
                 "enabled": false,
                 "desiredAccuracy": "threeKilometers",

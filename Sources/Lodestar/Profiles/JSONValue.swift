@@ -135,7 +135,9 @@ struct JSONParser {
                 throw failure("the key \"\(key)\" appears twice in the same object")
             }
             skipSpace()
-            guard peek == UInt8(ascii: ":") else { throw failure("expected ':' after the key \"\(key)\", found \(found)") }
+            guard peek == UInt8(ascii: ":") else {
+                throw failure("expected ':' after the key \"\(key)\", found \(found)")
+            }
             index += 1
             members.append((key, try value()))
             skipSpace()
@@ -161,7 +163,9 @@ struct JSONParser {
         }
         while true {
             skipSpace()
-            if peek == UInt8(ascii: "]") { throw failure("expected a value, found ']' (JSON allows no trailing comma)") }
+            if peek == UInt8(ascii: "]") {
+                throw failure("expected a value, found ']' (JSON allows no trailing comma)")
+            }
             elements.append(try value())
             skipSpace()
             switch peek {
@@ -211,7 +215,9 @@ struct JSONParser {
             case UInt8(ascii: "u"):
                 var unit: UInt32 = 0
                 for _ in 0..<4 {
-                    guard let digit = peek.flatMap(Self.hexDigit) else { throw failure("a \\u escape needs 4 hex digits") }
+                    guard let digit = peek.flatMap(Self.hexDigit) else {
+                        throw failure("a \\u escape needs 4 hex digits")
+                    }
                     unit = unit << 4 | digit
                     index += 1
                 }
@@ -222,7 +228,9 @@ struct JSONParser {
                     continue
                 }
                 if (0xDC00..<0xE000).contains(unit) {
-                    guard let high = pendingHighSurrogate else { throw failure("a \\u escape has an unpaired surrogate") }
+                    guard let high = pendingHighSurrogate else {
+                        throw failure("a \\u escape has an unpaired surrogate")
+                    }
                     scalarValue = 0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00)
                 } else if pendingHighSurrogate != nil {
                     throw failure("a \\u escape has an unpaired surrogate")

@@ -28,7 +28,9 @@ extension Profile {
             (
                 "deferred",
                 deferred.map {
-                    .object([("untilTraveled", Self.optional($0.untilTraveled)), ("timeout", Self.optional($0.timeout))])
+                    .object([
+                        ("untilTraveled", Self.optional($0.untilTraveled)), ("timeout", Self.optional($0.timeout)),
+                    ])
                 } ?? .null
             ),
             ("significantChange", .bool(significantChange)),
@@ -109,7 +111,10 @@ extension Profile {
             ("powerControl", .string(receiver.powerControl.rawValue)),
             (
                 "supportedRegimes",
-                .array(ReceiverRegime.allCases.reversed().filter(receiver.supportedRegimes.contains).map { .string($0.rawValue) })
+                .array(
+                    ReceiverRegime.allCases.reversed().filter(receiver.supportedRegimes.contains).map {
+                        .string($0.rawValue)
+                    })
             ),
             (
                 "current",
@@ -146,7 +151,11 @@ extension Profile {
         } catch {
             throw .invalid(
                 file: file,
-                problems: [ProfileProblem(keyPath: "", problem: "line \(error.line), column \(error.column): not valid JSON: \(error.message)")])
+                problems: [
+                    ProfileProblem(
+                        keyPath: "",
+                        problem: "line \(error.line), column \(error.column): not valid JSON: \(error.message)")
+                ])
         }
         var reader = ProfileReader(document: document)
         let profile = reader.profile(defaultName: defaultName)
@@ -194,7 +203,8 @@ private struct ProfileReader {
         guard case .object(let members) = value else {
             report(
                 path.isEmpty ? "" : path,
-                path.isEmpty ? "the document is \(value.typeName), not an object" : "is \(value.typeName), not an object",
+                path.isEmpty
+                    ? "the document is \(value.typeName), not an object" : "is \(value.typeName), not an object",
                 allowed: "an object with keys: \(keys.joined(separator: ", "))")
             return nil
         }
@@ -288,7 +298,9 @@ private struct ProfileReader {
         target = Int(number)
     }
 
-    private mutating func bool(_ members: [String: JSONValue], _ key: String, in parent: String, into target: inout Bool) {
+    private mutating func bool(
+        _ members: [String: JSONValue], _ key: String, in parent: String, into target: inout Bool
+    ) {
         guard let value = members[key] else { return }
         guard case .bool(let flag) = value else {
             report(Self.join(parent, key), "is \(value.typeName), not true or false", allowed: "true, false")
@@ -363,7 +375,8 @@ private struct ProfileReader {
                     into: &deferred.timeout)
                 profile.deferred = deferred
             } else {
-                problems[problems.count - 1].allowed = "null (no deferral), or an object with keys: untilTraveled, timeout"
+                problems[problems.count - 1].allowed =
+                    "null (no deferral), or an object with keys: untilTraveled, timeout"
             }
         }
         bool(top, "significantChange", in: "", into: &profile.significantChange)
@@ -408,25 +421,33 @@ private struct ProfileReader {
             for activity in ActivityType.allCases {
                 guard let value = rules[activity.rawValue] else { continue }
                 let path = "policy.stationary.\(activity.rawValue)"
-                let ruleKeys = ["radius", "window", "movingSpeed", "probeInterval", "probeGrowth", "maximumProbeInterval"]
+                let ruleKeys = [
+                    "radius", "window", "movingSpeed", "probeInterval", "probeGrowth", "maximumProbeInterval",
+                ]
                 guard let members = object(value, at: path, keys: ruleKeys) else { continue }
                 var rule = policy.stationary[activity]
                 number(members, "radius", in: path, .metres, 1...10_000, into: &rule.radius)
                 // 10 s at least: a shorter window cannot tell a stop from a slow fix rate.
-                optionalNumber(members, "window", in: path, .seconds, 10...86_400, nullMeans: "never pause", into: &rule.window)
+                optionalNumber(
+                    members, "window", in: path, .seconds, 10...86_400, nullMeans: "never pause", into: &rule.window)
                 number(members, "movingSpeed", in: path, .speed, 0.1...100, into: &rule.movingSpeed)
                 number(members, "probeInterval", in: path, .seconds, Self.seconds, into: &rule.probeInterval)
                 number(members, "probeGrowth", in: path, .factor, 1...10, into: &rule.probeGrowth)
-                number(members, "maximumProbeInterval", in: path, .seconds, Self.seconds, into: &rule.maximumProbeInterval)
+                number(
+                    members, "maximumProbeInterval", in: path, .seconds, Self.seconds, into: &rule.maximumProbeInterval)
                 policy.stationary[activity] = rule
             }
         }
         let cycled = DesiredAccuracy.allCases.filter(\.isDutyCycled)
-        if let value = members["dutyCycle"], let levels = object(value, at: "policy.dutyCycle", keys: cycled.map(\.rawValue)) {
+        if let value = members["dutyCycle"],
+            let levels = object(value, at: "policy.dutyCycle", keys: cycled.map(\.rawValue))
+        {
             for level in cycled {
                 guard let value = levels[level.rawValue], var rule = policy.dutyCycle[level] else { continue }
                 let path = "policy.dutyCycle.\(level.rawValue)"
-                guard let members = object(value, at: path, keys: ["minimumInterval", "maximumInterval"]) else { continue }
+                guard let members = object(value, at: path, keys: ["minimumInterval", "maximumInterval"]) else {
+                    continue
+                }
                 number(members, "minimumInterval", in: path, .seconds, Self.seconds, into: &rule.minimumInterval)
                 number(members, "maximumInterval", in: path, .seconds, Self.seconds, into: &rule.maximumInterval)
                 switch level {
@@ -444,7 +465,8 @@ private struct ProfileReader {
             let path = "policy.acquisition"
             number(members, "timeout", in: path, .seconds, 5...3600, into: &policy.acquisition.timeout)
             number(members, "backoffFactor", in: path, .factor, 1...10, into: &policy.acquisition.backoffFactor)
-            number(members, "maximumBackoff", in: path, .seconds, Self.seconds, into: &policy.acquisition.maximumBackoff)
+            number(
+                members, "maximumBackoff", in: path, .seconds, Self.seconds, into: &policy.acquisition.maximumBackoff)
         }
         whole(members, "deferredBufferCapacity", in: "policy", 1...1_000_000, into: &policy.deferredBufferCapacity)
         let changeKeys = ["distance", "minimumInterval", "wakeInterval", "maximumWakeInterval", "accuracyLimit"]
@@ -453,12 +475,16 @@ private struct ProfileReader {
         {
             let path = "policy.significantChange"
             number(members, "distance", in: path, .metres, 10...100_000, into: &policy.significantChange.distance)
-            number(members, "minimumInterval", in: path, .seconds, 0...86_400, into: &policy.significantChange.minimumInterval)
-            number(members, "wakeInterval", in: path, .seconds, Self.seconds, into: &policy.significantChange.wakeInterval)
+            number(
+                members, "minimumInterval", in: path, .seconds, 0...86_400,
+                into: &policy.significantChange.minimumInterval)
+            number(
+                members, "wakeInterval", in: path, .seconds, Self.seconds, into: &policy.significantChange.wakeInterval)
             number(
                 members, "maximumWakeInterval", in: path, .seconds, Self.seconds,
                 into: &policy.significantChange.maximumWakeInterval)
-            number(members, "accuracyLimit", in: path, .metres, 1...10_000, into: &policy.significantChange.accuracyLimit)
+            number(
+                members, "accuracyLimit", in: path, .metres, 1...10_000, into: &policy.significantChange.accuracyLimit)
         }
         number(members, "requestTimeout", in: "policy", .seconds, 1...3600, into: &policy.requestTimeout)
         number(members, "reducedGridSize", in: "policy", .metres, 100...100_000, into: &policy.reducedGridSize)
@@ -474,20 +500,24 @@ private struct ProfileReader {
         if let model = ReceiverModel.named(modelName) {
             receiver = model
         } else {
-            report("receiver.model", "'\(modelName)' is not a known receiver model", allowed: "one of: " + models.joined(separator: ", "))
+            report(
+                "receiver.model", "'\(modelName)' is not a known receiver model",
+                allowed: "one of: " + models.joined(separator: ", "))
         }
         choice(members, "powerControl", in: "receiver", into: &receiver.powerControl)
         if let value = members["supportedRegimes"] {
-            let allowed = "a list of: " + ReceiverRegime.allCases.reversed().map(\.rawValue).joined(separator: ", ")
+            let allowed =
+                "a list of: " + ReceiverRegime.allCases.reversed().map(\.rawValue).joined(separator: ", ")
                 + " (continuous and off always included)"
             if case .array(let elements) = value {
                 var regimes: Set<ReceiverRegime> = []
                 var valid = true
                 for (position, element) in elements.enumerated() {
                     guard case .string(let text) = element, let regime = ReceiverRegime(rawValue: text) else {
-                        let what = if case .string(let text) = element { "'\(text)' is not a regime" } else {
-                            "is \(element.typeName), not a regime name"
-                        }
+                        let what =
+                            if case .string(let text) = element { "'\(text)' is not a regime" } else {
+                                "is \(element.typeName), not a regime name"
+                            }
                         report("receiver.supportedRegimes[\(position)]", what, allowed: allowed)
                         valid = false
                         continue
@@ -535,7 +565,9 @@ private struct ProfileReader {
         if profile.deferred != nil {
             let allowedDeferral = "null (no deferral) with these updates"
             if !profile.updatesEnabled {
-                report("deferred", "deferral needs standard updates, but updates.enabled is false", allowed: allowedDeferral)
+                report(
+                    "deferred", "deferral needs standard updates, but updates.enabled is false",
+                    allowed: allowedDeferral)
             }
             if !updates.desiredAccuracy.isBest {
                 report(
@@ -556,7 +588,8 @@ private struct ProfileReader {
             {
                 report(
                     "deferred",
-                    "deferral is impossible with bestForNavigation for \(updates.activityType.rawValue): it never batches",
+                    "deferral is impossible with bestForNavigation for \(updates.activityType.rawValue): "
+                        + "it never batches",
                     allowed: "\(allowedDeferral), or updates.desiredAccuracy best")
             }
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where profiles come from: the built-ins, a file path, or a name in the profile directory
@@ -44,7 +44,8 @@ public struct ProfileStore: Sendable {
     public static func isValidName(_ name: String) -> Bool {
         guard !name.isEmpty, name.count <= 64, !name.hasPrefix(".") else { return false }
         return name.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "-_.".unicodeScalars.contains($0)
         }
     }
 
@@ -56,7 +57,8 @@ public struct ProfileStore: Sendable {
         if Self.isPath(nameOrPath) { return try load(file: nameOrPath) }
         if let profile = Self.builtIn(nameOrPath) { return profile }
         guard Self.isValidName(nameOrPath) else {
-            throw .notFound(name: nameOrPath, searched: "such file in \(directory) (a name is letters, digits, '-', '_', '.')")
+            throw .notFound(
+                name: nameOrPath, searched: "such file in \(directory) (a name is letters, digits, '-', '_', '.')")
         }
         let path = Self.join(directory, nameOrPath + ".json")
         let bytes: [UInt8]
@@ -109,11 +111,13 @@ public struct ProfileStore: Sendable {
             do throws(ProfileError) {
                 let profile = try load(file: path)
                 listings.append(
-                    Listing(name: name, path: path, description: profile.description, isValid: true, isShadowed: shadowed))
+                    Listing(
+                        name: name, path: path, description: profile.description, isValid: true, isShadowed: shadowed))
             } catch {
                 let count = error.problems.count
                 let why =
-                    count > 0 ? "invalid: \(count) problem\(count == 1 ? "" : "s")" : (error.lines.first ?? "unreadable")
+                    count > 0
+                    ? "invalid: \(count) problem\(count == 1 ? "" : "s")" : (error.lines.first ?? "unreadable")
                 listings.append(Listing(name: name, path: path, description: why, isValid: false, isShadowed: shadowed))
             }
         }

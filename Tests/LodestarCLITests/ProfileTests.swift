@@ -298,6 +298,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     @Test func profileNamesMustBeFileNames() {
         #expect(problems(#"{"name": "../etc/passwd"}"#).map(\.keyPath) == ["name"])
         #expect(problems(#"{"name": "my-car_2.v1"}"#).isEmpty)
+        // A file's own name is its default name, whatever the file is called.
+        #expect((try? Profile.parse("{}", file: "my car.json", defaultName: "my car"))?.name == "my car")
     }
 }
 

@@ -351,7 +351,8 @@ private struct ProfileReader {
         guard let top = object(document, at: "", keys: topKeys) else { return profile }
         let nameRule = "a name of letters, digits, '-', '_' and '.', not starting with '.' (at most 64)"
         string(top, "name", in: "", allowed: nameRule, into: &profile.name)
-        if !ProfileStore.isValidName(profile.name) {
+        // Checked only when written: a file's own name (the default) is whatever the file is called.
+        if case .string = top["name"], !ProfileStore.isValidName(profile.name) {
             report("name", "'\(profile.name)' cannot name a profile", allowed: nameRule)
         }
         string(top, "description", in: "", allowed: "a string (one line)", into: &profile.description)

@@ -23,8 +23,8 @@ let package = Package(
         // The pure power policy of SPEC.md §2–§8: events in, actions out, no clock and no I/O.
         .target(name: "Policy", dependencies: ["GPSModel"]),
         .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "Policy"]),
-        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture"]),
-        .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD"]),
+        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
+        .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD", "Policy"]),
         .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
@@ -32,11 +32,11 @@ let package = Package(
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",
-            dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel"],
+            dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel", "Policy"],
             resources: []
         ),
         .testTarget(
-            name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar", "Capture", "GPSD", "GPSModel"]),
+            name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar", "Capture", "GPSD", "GPSModel", "Policy"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,6 +14,7 @@ public enum LodestarCommand {
           record      record a gpsd session to a capture file
           import      turn a raw NMEA/UBX log into a capture file
           replay      replay a capture or raw log and print its locations
+          profiles    list, show and validate power-policy profiles (list|show <name>|validate <file>)
 
         OPTIONS:
           -h, --help  show this help ('lodestar <subcommand> --help' for a subcommand's)
@@ -42,6 +43,8 @@ public enum LodestarCommand {
             code = ImportCommand.run(rest, context: context)
         case "record":
             code = RecordCommand.run(rest, context: context)
+        case "profiles":
+            code = ProfilesCommand.run(rest, context: context)
         case "-h", "--help", "help":
             _ = context.standardOutput.write(usage + "\n")
             code = .success

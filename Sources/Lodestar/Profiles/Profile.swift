@@ -1,0 +1,139 @@
+import Policy
+
+/// A profile: every knob of the policy and of the receiver model, named, as one JSON file
+/// (`lodestar profiles show car` prints one; docs/profiles.md lists every key). What a profile starts is
+/// `startEvents`; the rest is the configuration the policy and the receiver simulation run with.
+public struct Profile: Sendable, Hashable {
+    /// What `--profile` and `lodestar profiles show` call it.
+    public var name: String
+    /// One line for `lodestar profiles list`.
+    public var description: String
+    /// Whether the profile runs standard updates (`startUpdates`). False for significant-change-only
+    /// profiles (`asset`); the `updates` settings are then kept but unused.
+    public var updatesEnabled: Bool
+    /// Core Location's per-manager properties for standard updates.
+    public var updates: UpdatesConfiguration
+    /// Deferred updates (batching) allowed while updating, nil for none.
+    public var deferred: DeferredUpdates?
+    /// Whether significant-change monitoring runs (SPEC.md §6).
+    public var significantChange: Bool
+    /// Every tuning number of the policy.
+    public var policy: PolicyConfiguration
+    /// The receiver: a built-in model with the profile's overrides applied.
+    public var receiver: ReceiverModel
+    /// Metres: the staleness a user of this profile accepts (the distance from the true position to the
+    /// last delivered location, issue 5's evaluation measures it at p95).
+    public var stalenessBound: Double
+    /// The regime the receiver is returned to when Lodestar exits (SPEC.md §9): running by default.
+    public var exitRegime: ReceiverRegime
+
+    public init(
+        name: String, description: String = "", updatesEnabled: Bool = true,
+        updates: UpdatesConfiguration = UpdatesConfiguration(), deferred: DeferredUpdates? = nil,
+        significantChange: Bool = false, policy: PolicyConfiguration = PolicyConfiguration(),
+        receiver: ReceiverModel = .genericNMEA, stalenessBound: Double = 100, exitRegime: ReceiverRegime = .continuous
+    ) {
+        self.name = name
+        self.description = description
+        self.updatesEnabled = updatesEnabled
+        self.updates = updates
+        self.deferred = deferred
+        self.significantChange = significantChange
+        self.policy = policy
+        self.receiver = receiver
+        self.stalenessBound = stalenessBound
+        self.exitRegime = exitRegime
+    }
+
+    /// `allowDeferredUpdates(untilTraveled:timeout:)`'s arguments; nil is Core Location's "unlimited".
+    public struct DeferredUpdates: Sendable, Hashable {
+        /// Metres travelled before the batch is delivered.
+        public var untilTraveled: Double?
+        /// Seconds before the batch is delivered.
+        public var timeout: Double?
+
+        public init(untilTraveled: Double?, timeout: Double?) {
+            self.untilTraveled = untilTraveled
+            self.timeout = timeout
+        }
+    }
+
+    /// What the runtime sends the policy when the profile starts, in this order: updates, then deferral
+    /// (which needs updates running), then significant change.
+    public var startEvents: [PolicyEvent] {
+        var events: [PolicyEvent] = []
+        if updatesEnabled {
+            events.append(.startUpdates(updates))
+            if let deferred {
+                events.append(.allowDeferredUpdates(untilTraveled: deferred.untilTraveled, timeout: deferred.timeout))
+            }
+        }
+        if significantChange { events.append(.startSignificantChange) }
+        return events
+    }
+
+    /// The regime the runtime actually leaves the receiver in on exit (a regime the receiver lacks falls
+    /// back, as `ReceiverModel.effectiveRegime` says).
+    public var effectiveExitRegime: ReceiverRegime { receiver.effectiveRegime(exitRegime) }
+
+    /// The policy this profile configures, ready for `startEvents`.
+    public func makePolicy() -> Policy { Policy(configuration: policy, receiver: receiver) }
+}
+
+/// A profile that cannot be used. `invalid` lists every problem, each naming the key path and what is
+/// allowed; the CLI exits 78 for it and 66 for the other two.
+public enum ProfileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A name that is neither built in nor a file in the profile directory.
+    case notFound(name: String, searched: String)
+    /// A file that cannot be read (missing, a directory, no permission).
+    case unreadable(file: String, reason: String)
+    /// A file (or built-in) that was read but is not a valid profile.
+    case invalid(file: String, problems: [ProfileProblem])
+
+    /// One line per problem: `FILE: key.path: what is wrong (allowed: …)`.
+    public var lines: [String] {
+        switch self {
+        case .notFound(let name, let searched):
+            let builtIns = ProfileStore.builtInNames.joined(separator: ", ")
+            return [
+                "no profile named '\(name)': not built in (\(builtIns)) and no \(searched); "
+                    + "give a file path to use a file elsewhere"
+            ]
+        case .unreadable(let file, let reason):
+            return ["cannot read \(file): \(reason)"]
+        case .invalid(let file, let problems):
+            return problems.map { "\(file): \($0)" }
+        }
+    }
+
+    public var description: String { lines.joined(separator: "\n") }
+
+    /// The problems of an invalid profile, empty for the other cases.
+    public var problems: [ProfileProblem] {
+        if case .invalid(_, let problems) = self { return problems }
+        return []
+    }
+}
+
+/// One thing wrong in a profile.
+public struct ProfileProblem: Sendable, Hashable, CustomStringConvertible {
+    /// Dotted key path from the top of the file (`policy.stationary.fitness.window`); empty for the file as a
+    /// whole (a JSON syntax error).
+    public var keyPath: String
+    /// What is wrong: "is 5, out of range", "unknown key", "is a string, not a number".
+    public var problem: String
+    /// What would be accepted, nil when the problem says it all.
+    public var allowed: String?
+
+    public init(keyPath: String, problem: String, allowed: String? = nil) {
+        self.keyPath = keyPath
+        self.problem = problem
+        self.allowed = allowed
+    }
+
+    public var description: String {
+        let head = keyPath.isEmpty ? problem : "\(keyPath): \(problem)"
+        guard let allowed else { return head }
+        return "\(head) (allowed: \(allowed))"
+    }
+}

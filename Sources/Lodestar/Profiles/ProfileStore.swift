@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where profiles come from: the built-ins, a file path, or a name in the profile directory
+/// (`/etc/lodestar/profiles/NAME.json`, or `$LODESTAR_PROFILE_DIR`).
+public struct ProfileStore: Sendable {
+    public static let defaultDirectory = "/etc/lodestar/profiles"
+    /// The environment variable that replaces `defaultDirectory` (tests, a user's own set).
+    public static let directoryVariable = "LODESTAR_PROFILE_DIR"
+
+    /// The directory named profiles are looked up in.
+    public var directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The store the CLI uses: `$LODESTAR_PROFILE_DIR` if set and not empty, else `/etc/lodestar/profiles`.
+    public static var system: ProfileStore {
+        if let value = getenv(directoryVariable).map({ String(cString: $0) }), !value.isEmpty {
+            return ProfileStore(directory: value)
+        }
+        return ProfileStore(directory: defaultDirectory)
+    }
+
+    /// `car`, `bike`, `walk`, `boat`, `asset`, `always-on`.
+    public static var builtInNames: [String] { BuiltInProfiles.texts.map(\.name) }
+
+    /// A built-in profile, nil for an unknown name. Built-ins go through the same parser as files; a test
+    /// checks each one parses, so the fallback is never taken.
+    public static func builtIn(_ name: String) -> Profile? {
+        guard let text = BuiltInProfiles.texts.first(where: { $0.name == name })?.json else { return nil }
+        return try? Profile.parse(text, file: "built-in \(name)", defaultName: name)
+    }
+
+    /// Every built-in profile.
+    public static var builtIns: [Profile] { builtInNames.compactMap(builtIn) }
+
+    /// Whether `text` is a path rather than a name: it contains '/' or ends in `.json`.
+    public static func isPath(_ text: String) -> Bool { text.contains("/") || text.hasSuffix(".json") }
+
+    /// Names usable as file names in the profile directory.
+    public static func isValidName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.count <= 64, !name.hasPrefix(".") else { return false }
+        return name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "-_.".unicodeScalars.contains($0)
+        }
+    }
+
+    /// What `--profile X` means: a file path (contains '/' or ends in `.json`), else a built-in name, else
+    /// `X.json` in the profile directory. A built-in's name always means the built-in, so a replay with
+    /// `--profile car` gives the same output on every machine; a file in the directory under a built-in's
+    /// name is used by its path.
+    public func load(nameOrPath: String) throws(ProfileError) -> Profile {
+        if Self.isPath(nameOrPath) { return try load(file: nameOrPath) }
+        if let profile = Self.builtIn(nameOrPath) { return profile }
+        guard Self.isValidName(nameOrPath) else {
+            throw .notFound(
+                name: nameOrPath, searched: "such file in \(directory) (a name is letters, digits, '-', '_', '.')")
+        }
+        let path = Self.join(directory, nameOrPath + ".json")
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try readWholeFile(path)
+        } catch {
+            if error.code == ENOENT { throw .notFound(name: nameOrPath, searched: path) }
+            throw .unreadable(file: path, reason: Self.reason(error.code))
+        }
+        return try Profile.parse(bytes, file: path, defaultName: nameOrPath)
+    }
+
+    /// `load(nameOrPath:)` with the system store.
+    public static func load(nameOrPath: String) throws(ProfileError) -> Profile {
+        try system.load(nameOrPath: nameOrPath)
+    }
+
+    /// A profile file; its name defaults to the file's name without `.json`.
+    public func load(file path: String) throws(ProfileError) -> Profile {
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try readWholeFile(path)
+        } catch {
+            throw .unreadable(file: path, reason: Self.reason(error.code))
+        }
+        return try Profile.parse(bytes, file: path, defaultName: Self.stem(of: path))
+    }
+
+    /// One profile the store knows of, for `lodestar profiles list`.
+    public struct Listing: Sendable, Equatable {
+        public var name: String
+        /// nil for a built-in.
+        public var path: String?
+        /// The profile's description, or why it cannot be loaded.
+        public var description: String
+        public var isValid: Bool
+        /// A directory file named like a built-in: only usable by its path.
+        public var isShadowed: Bool
+    }
+
+    /// The built-ins, then the directory's `*.json` files in name order. A missing directory lists none.
+    public func list() -> [Listing] {
+        var listings = Self.builtIns.map {
+            Listing(name: $0.name, path: nil, description: $0.description, isValid: true, isShadowed: false)
+        }
+        for file in Self.jsonFiles(in: directory) {
+            let path = Self.join(directory, file)
+            let name = Self.stem(of: file)
+            let shadowed = Self.builtInNames.contains(name)
+            do throws(ProfileError) {
+                let profile = try load(file: path)
+                listings.append(
+                    Listing(
+                        name: name, path: path, description: profile.description, isValid: true, isShadowed: shadowed))
+            } catch {
+                let count = error.problems.count
+                let why =
+                    count > 0
+                    ? "invalid: \(count) problem\(count == 1 ? "" : "s")" : (error.lines.first ?? "unreadable")
+                listings.append(Listing(name: name, path: path, description: why, isValid: false, isShadowed: shadowed))
+            }
+        }
+        return listings
+    }
+
+    private static func jsonFiles(in directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name.hasSuffix(".json"), !name.hasPrefix(".") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    private static func join(_ directory: String, _ file: String) -> String {
+        directory.hasSuffix("/") ? directory + file : directory + "/" + file
+    }
+
+    static func stem(of path: String) -> String {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        return file.hasSuffix(".json") ? String(file.dropLast(5)) : file
+    }
+
+    private static func reason(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+}

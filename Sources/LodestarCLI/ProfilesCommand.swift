@@ -1,0 +1,210 @@
+import Lodestar
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `lodestar profiles list|show|validate`: the profiles `--profile` can name, and checking a profile file.
+enum ProfilesCommand {
+    static let usage = """
+        USAGE: lodestar profiles <subcommand> [options]
+
+        A profile names every knob of the power policy and of the receiver model (docs/profiles.md).
+        '--profile P' takes a built-in name (car, bike, walk, boat, asset, always-on), a file path (one that
+        contains '/' or ends in .json), or a name of a file P.json in /etc/lodestar/profiles (or in
+        $LODESTAR_PROFILE_DIR when set).
+
+        SUBCOMMANDS:
+          list              the built-in profiles and those in the profile directory, one line each
+          show <name>       print a complete profile file: every key, defaults written out, ready to edit
+          validate <file>   check a profile file and say everything wrong with it
+
+        OPTIONS:
+          -h, --help        show this help ('lodestar profiles <subcommand> --help' for a subcommand's)
+
+        EXIT STATUS: 0 ok, 64 usage, 66 no such profile or file, 78 the profile is not valid.
+        """
+
+    static let listUsage = """
+        USAGE: lodestar profiles list
+
+        Prints each profile's name and description: the built-ins, then the *.json files in
+        /etc/lodestar/profiles (or $LODESTAR_PROFILE_DIR). A file named like a built-in is shown but is only
+        used by its path: '--profile car' is always the built-in.
+
+        OPTIONS:
+          -h, --help        show this help
+
+        EXIT STATUS: 0 ok, 64 usage.
+        """
+
+    static let showUsage = """
+        USAGE: lodestar profiles show <name>
+
+        Prints the profile <name> (a built-in, a name in the profile directory, or a file path) as a complete
+        JSON profile file: every key with its value, defaults written out, in a fixed order. Save it, edit it,
+        check it with 'lodestar profiles validate', use it with '--profile <file>':
+
+          lodestar profiles show car > my-car.json
+
+        OPTIONS:
+          -h, --help        show this help
+
+        EXIT STATUS: 0 ok, 64 usage, 66 no such profile or file, 78 the profile is not valid.
+        """
+
+    static let validateUsage = """
+        USAGE: lodestar profiles validate <file>
+
+        Checks a profile file completely: unknown keys, values of the wrong type, values out of range and
+        settings that cannot work together (deferral with a distance filter, say). Prints '<file>: valid',
+        or every problem on standard error as '<file>: key.path: what is wrong (allowed: ...)'. A name
+        without '/' that is not a file here is looked up as '--profile' would.
+
+        OPTIONS:
+          -h, --help        show this help
+
+        EXIT STATUS: 0 valid, 64 usage, 66 the file cannot be read, 78 the profile is not valid.
+        """
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        guard let subcommand = arguments.first else {
+            return LodestarCommand.usageFailure(
+                UsageError(message: "profiles needs a subcommand: list, show or validate"), usage: usage,
+                context: context)
+        }
+        let rest = Array(arguments.dropFirst())
+        switch subcommand {
+        case "list": return list(rest, context: context)
+        case "show": return show(rest, context: context)
+        case "validate": return validate(rest, context: context)
+        case "-h", "--help", "help":
+            _ = context.standardOutput.write(usage + "\n")
+            return .success
+        default:
+            return LodestarCommand.usageFailure(
+                UsageError(message: "unknown profiles subcommand '\(subcommand)'"), usage: usage, context: context)
+        }
+    }
+
+    /// The single positional of `show` and `validate`, or nil after answering --help or a usage error.
+    private static func operand(
+        _ arguments: [String], usage: String, what: String, context: CommandContext, code: inout ExitCode
+    ) -> String? {
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(arguments, valued: [])
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(usage + "\n")
+                code = .success
+                return nil
+            }
+            guard parsed.positionals.count == 1, let operand = parsed.positionals.first else {
+                throw UsageError(message: parsed.positionals.isEmpty ? "needs \(what)" : "takes one \(what)")
+            }
+            return operand
+        } catch {
+            code = LodestarCommand.usageFailure(error, usage: usage, context: context)
+            return nil
+        }
+    }
+
+    static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(arguments, valued: [])
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(listUsage + "\n")
+                return .success
+            }
+            guard parsed.positionals.isEmpty else { throw UsageError(message: "list takes no arguments") }
+        } catch {
+            return LodestarCommand.usageFailure(error, usage: listUsage, context: context)
+        }
+        let listings = ProfileStore.system.list()
+        let width = listings.map(\.name.count).max() ?? 0
+        for listing in listings {
+            var line =
+                listing.name + String(repeating: " ", count: width - listing.name.count + 2) + listing.description
+            if let path = listing.path {
+                line += listing.isShadowed ? "  (\(path); named like a built-in: use its path)" : "  (\(path))"
+            }
+            guard write(line + "\n", context: context) else { return .ioError }
+        }
+        return .success
+    }
+
+    static func show(_ arguments: [String], context: CommandContext) -> ExitCode {
+        var code = ExitCode.success
+        guard
+            let name = operand(
+                arguments, usage: showUsage, what: "a profile name or file", context: context, code: &code)
+        else { return code }
+        switch ProfileInput.load(name, command: "profiles show", context: context) {
+        case .success(let profile):
+            return write(profile.jsonText, context: context) ? .success : .ioError
+        case .failure(let failure):
+            return failure.code
+        }
+    }
+
+    static func validate(_ arguments: [String], context: CommandContext) -> ExitCode {
+        var code = ExitCode.success
+        guard let file = operand(arguments, usage: validateUsage, what: "a profile file", context: context, code: &code)
+        else { return code }
+        // A bare name that is a file here is that file ('validate car.json' and 'validate mine' alike).
+        let isFile = access(file, F_OK) == 0
+        let result: Result<Profile, ProfileError>
+        do throws(ProfileError) {
+            result = .success(
+                isFile || ProfileStore.isPath(file)
+                    ? try ProfileStore.system.load(file: file) : try ProfileStore.system.load(nameOrPath: file))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success:
+            return write("\(file): valid\n", context: context) ? .success : .ioError
+        case .failure(let error):
+            return ProfileInput.report(error, command: "profiles validate", context: context)
+        }
+    }
+
+    private static func write(_ text: String, context: CommandContext) -> Bool {
+        switch context.standardOutput.write(text) {
+        case .written, .readerGone: true
+        case .failed: false
+        }
+    }
+}
+
+/// `--profile P` for any command: loads through `ProfileStore.system` and says what is wrong in the shared
+/// format (`lodestar COMMAND: FILE: key.path: what is wrong (allowed: …)`), 66 for a missing profile or
+/// file, 78 for an invalid one.
+enum ProfileInput {
+    struct Failure: Error {
+        var code: ExitCode
+    }
+
+    static func load(_ nameOrPath: String, command: String, context: CommandContext) -> Result<Profile, Failure> {
+        do throws(ProfileError) {
+            return .success(try ProfileStore.system.load(nameOrPath: nameOrPath))
+        } catch {
+            return .failure(Failure(code: report(error, command: command, context: context)))
+        }
+    }
+
+    /// Says every line of `error` on standard error; the exit status it calls for.
+    @discardableResult
+    static func report(_ error: ProfileError, command: String, context: CommandContext) -> ExitCode {
+        switch error {
+        case .notFound, .unreadable:
+            context.say("lodestar \(command): \(error.lines.joined(separator: "; "))")
+            return .noInput
+        case .invalid(let file, let problems):
+            for problem in problems { context.say("\(file): \(problem)") }
+            let count = problems.count
+            context.say(
+                "lodestar \(command): \(file) is not a valid profile (\(count) problem\(count == 1 ? "" : "s"))")
+            return .config
+        }
+    }
+}

@@ -23,7 +23,7 @@ let package = Package(
         // The pure power policy of SPEC.md §2–§8: events in, actions out, no clock and no I/O.
         .target(name: "Policy", dependencies: ["GPSModel"]),
         .target(name: "Capture", dependencies: ["GPSModel", "GPSD"]),
-        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture"]),
+        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
         .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD"]),
         .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",
-            dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel"],
+            dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel", "Policy"],
             resources: []
         ),
         .testTarget(

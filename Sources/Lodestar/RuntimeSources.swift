@@ -141,7 +141,10 @@ final class ReplaySource: RuntimeSource {
     }
 
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
-        while index < events.count, receiverDown, case .fix = events[index].event {
+        // Fixes of a receiver that is down do not exist; only up to a timer's deadline, which may wake it.
+        while index < events.count, receiverDown, case .fix = events[index].event,
+            deadline.map({ events[index].t < $0.seconds }) ?? true
+        {
             clock = max(clock, events[index].t)
             index += 1
         }

@@ -53,8 +53,14 @@ private func repoCapture(_ name: String) throws -> CaptureContents {
 
 /// Everything a manager says until it finishes.
 private func allUpdates(_ manager: LocationManager) async -> [LocationUpdate] {
+    await allUpdates(manager.updates)
+}
+
+/// Everything a stream gives until it ends. Take the stream (`manager.updates`) before starting a task to
+/// read it, so nothing said in between is missed.
+private func allUpdates(_ stream: AsyncStream<LocationUpdate>) async -> [LocationUpdate] {
     var updates: [LocationUpdate] = []
-    for await update in manager.updates { updates.append(update) }
+    for await update in stream { updates.append(update) }
     return updates
 }
 
@@ -129,13 +135,32 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         #expect(Date().timeIntervalSince(started) < 5)
     }
 
+    /// While the receiver is down its fixes are dropped, but only until the next timer: a probe due before
+    /// the next line fires first, powers the receiver up, and sees the fixes after it.
+    @Test func probesWakeTheReplayedReceiverAtTheirTime() async throws {
+        var capture = HandMadeCapture()
+        for second in 1...600 { capture.fix(t: Double(second), east: Double(second % 3), speed: 0.3) }
+        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil))
+        manager.startUpdatingLocation(UpdatesConfiguration(activityType: .fitness))
+        let updates = await allUpdates(manager)
+        #expect(events(updates).contains { if case .paused = $0.kind { true } else { false } })
+        let reasons = updates.compactMap { update -> String? in
+            if case .regime(.continuous, let reason) = update { reason } else { nil }
+        }
+        // Fitness: pause after 2 min, then probes 30 s, 45 s, 68 s, 101 s, then every 2 min: five in the 8 min
+        // left, each with a fix (no acquisition failure).
+        #expect(reasons.filter { $0.hasPrefix("probing") }.count == 5, "\(reasons)")
+        #expect(!events(updates).contains { $0.kind == .acquisitionFailed })
+    }
+
     @Test func concurrentRequestsShareOneAcquisition() async throws {
         var capture = HandMadeCapture()
         // Two seconds of nothing at real speed: time for both requests to reach the runtime.
         for second in 0..<2 { capture.noFix(t: Double(second)) }
         for second in 2...4 { capture.fix(t: Double(second), east: Double(second) * 5) }
         let manager = LocationManager(source: .replay(try capture.contents(), speed: 1))
-        let updates = Task { await allUpdates(manager) }
+        let stream = manager.updates
+        let updates = Task { await allUpdates(stream) }
         async let first = manager.requestLocation(timeout: 10)
         async let second = manager.requestLocation(timeout: 10)
         let (one, other) = try await (first, second)
@@ -152,7 +177,8 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         var capture = HandMadeCapture()
         for second in 0..<30 { capture.noFix(t: Double(second)) }
         let manager = LocationManager(source: .replay(try capture.contents(), speed: 1))
-        let updates = Task { await allUpdates(manager) }
+        let stream = manager.updates
+        let updates = Task { await allUpdates(stream) }
         let request = Task { try await manager.requestLocation(timeout: 20) }
         try await Task.sleep(for: .milliseconds(200))
         request.cancel()
@@ -243,7 +269,8 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         let bed = try GPSDTestBed(options: options)
         let manager = LocationManager(source: .gpsd(host: "127.0.0.1", port: bed.port))
         manager.startUpdatingLocation()
-        let collected = Task { await allUpdates(manager) }
+        let stream = manager.updates
+        let collected = Task { await allUpdates(stream) }
         let log = try Fixtures.bytes("gpsd-ublox-neo-m9n.nmea")
         // The manager connects on its own thread; feed until it has seen a location (gpsd only tells watchers
         // what arrives after they watch).

@@ -206,7 +206,10 @@ final class ManagerCore: Sendable {
         var lastKnownLocation: Location?
     }
 
-    init(source: LocationSource, configuration: PolicyConfiguration, receiver: ReceiverModel, control: any ReceiverControl) {
+    init(
+        source: LocationSource, configuration: PolicyConfiguration, receiver: ReceiverModel,
+        control: any ReceiverControl
+    ) {
         self.source = source
         self.configuration = configuration
         self.receiver = receiver

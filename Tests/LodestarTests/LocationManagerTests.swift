@@ -254,6 +254,25 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         #expect(locations(updates).count < 600)
     }
 
+    /// Significant-change monitoring alone on a drive of almost three hours: the receiver sleeps between wakes
+    /// (the replay drops its fixes), and the events are at least 500 m and 5 minutes apart.
+    @Test func significantChangesOnARealDrive() async throws {
+        let manager = LocationManager(
+            source: .replay(try repoCapture("garmin-drive-reno-tahoe-2h43m.nmea"), speed: nil))
+        manager.startMonitoringSignificantLocationChanges()
+        let updates = await allUpdates(manager)
+        let changes = events(updates).compactMap { event -> Location? in
+            if case .significantChange(let location) = event.kind { location } else { nil }
+        }
+        #expect(changes.count >= 10, "\(events(updates).map(\.detail))")
+        for (one, next) in zip(changes, changes.dropFirst()) {
+            #expect(Geodesy.distance(from: one, to: next) >= 500)
+            #expect(next.timestamp.interval(since: one.timestamp) >= 299.0)
+        }
+        #expect(locations(updates).isEmpty, "significant change alone delivers no standard updates")
+        #expect(regimes(updates).contains { !$0.producesFixes })
+    }
+
     @Test func twoReplaysGiveTheSameUpdates() async throws {
         let contents = try repoCapture("stationary-netherlands-20m.nmea")
         func replay() async -> [LocationUpdate] {

@@ -1,0 +1,359 @@
+import Capture
+import GPSD
+import GPSModel
+import Policy
+import Synchronization
+
+/// Where a `LocationManager`'s fixes and clock come from.
+public enum LocationSource: Sendable {
+    /// A live gpsd, on the runtime's monotonic clock. `device` nil watches every device gpsd has.
+    case gpsd(host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil)
+    /// A capture replayed with its `t` as a virtual clock: policy timers fire when the capture's time reaches
+    /// them, so a replay gives the same updates every time. `speed` 1 is real time, 10 ten times faster, nil
+    /// as fast as possible. While the policy has the receiver in standby or off, the capture's fixes are
+    /// dropped (the receiver is simulated off); time to first fix after a wake is not simulated yet.
+    case replay(CaptureContents, speed: Double? = nil)
+
+    var isLive: Bool {
+        if case .gpsd = self { true } else { false }
+    }
+}
+
+/// What a `LocationManager` tells its application, in order.
+public enum LocationUpdate: Sendable, Equatable {
+    /// Locations: one from standard updates, several from a deferred batch (oldest first).
+    case locations([Location])
+    /// An event of SPEC.md §10 (`paused`, `resumed`, `deferredFinished`, `requestCompleted`, …) with a
+    /// sentence saying why.
+    case event(PolicyEventKind, detail: String)
+    /// The receiver regime the policy chose, and why (the receiver itself is not powered yet: see
+    /// `ReceiverControl`).
+    case regime(ReceiverRegime, reason: String)
+}
+
+/// Why `requestLocation` threw.
+public enum LocationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Core Location's `locationUnknown`: no usable fix arrived before the timeout.
+    case locationUnknown
+    /// The manager shut down (or its replay ended) before the request was answered.
+    case canceled
+    /// The manager had already finished (shut down, or its replay ended) when the request was made.
+    case finished
+
+    public var description: String {
+        switch self {
+        case .locationUnknown: "no usable fix arrived before the timeout"
+        case .canceled: "the location manager shut down before the request was answered"
+        case .finished: "the location manager has finished; nothing more will come"
+        }
+    }
+}
+
+/// The library's front door, modelled on Core Location's `CLLocationManager`: standard updates with a desired
+/// accuracy, distance filter and automatic pause; deferred updates; significant-change monitoring; single-
+/// shot requests. All of them may run at once and share one receiver (SPEC.md §2–§8).
+///
+/// ```swift
+/// let manager = LocationManager(source: .gpsd())
+/// manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
+/// for await update in manager.updates {
+///     if case .locations(let locations) = update { print(locations) }
+/// }
+/// ```
+///
+/// The policy runs on one thread of the manager's own (the runtime), which alone owns the clock, the
+/// timers and, live, the connection to gpsd (read on another dedicated thread). Every method returns at
+/// once and may be called from any thread or task; calls take effect in the order they were made.
+///
+/// A live source starts at the first call. A replay starts playing when `updates` is first read or a
+/// location is requested: calls made before that take effect at the capture's start, which makes a replay
+/// deterministic. The manager finishes at `shutdown()`, at the end of a replay, or when it is released:
+/// keep a reference for as long as you want updates.
+public final class LocationManager: Sendable {
+    private let core: ManagerCore
+
+    public init(
+        source: LocationSource, configuration: PolicyConfiguration = PolicyConfiguration(),
+        receiver: ReceiverModel = .genericNMEA, receiverControl: any ReceiverControl = NoReceiverControl()
+    ) {
+        core = ManagerCore(source: source, configuration: configuration, receiver: receiver, control: receiverControl)
+    }
+
+    deinit {
+        core.release()
+    }
+
+    /// The manager's updates from now on: locations, events and regime changes, in order. Each read gives a
+    /// new sequence (several consumers each get everything); nothing is dropped while a consumer is slow.
+    /// The sequence ends when the manager finishes.
+    public var updates: AsyncStream<LocationUpdate> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self, bufferingPolicy: .unbounded)
+        core.subscribe(continuation)
+        core.begin()
+        return stream
+    }
+
+    /// Starts standard updates (Core Location's `startUpdatingLocation`), or reconfigures running ones.
+    public func startUpdatingLocation(_ configuration: UpdatesConfiguration = UpdatesConfiguration()) {
+        core.send(.startUpdates(configuration))
+    }
+
+    public func stopUpdatingLocation() {
+        core.send(.stopUpdates)
+    }
+
+    /// One location: the first fix meeting `desiredAccuracy` (nil: that of running updates, else best), or
+    /// at the timeout the best fix seen. Concurrent requests share one acquisition. Cancelling the task
+    /// cancels the request (it then throws `CancellationError`).
+    ///
+    /// - Parameter timeout: seconds on the runtime's clock (virtual in a replay); nil is the configuration's
+    ///   `requestTimeout` (15 s by default).
+    /// - Throws: `LocationError.locationUnknown` when no usable fix came in time; `.canceled` or `.finished`
+    ///   when the manager shut down.
+    public func requestLocation(timeout: Double? = nil, desiredAccuracy: DesiredAccuracy? = nil) async throws
+        -> Location
+    {
+        let id = core.newRequestID()
+        let timeout = timeout ?? core.configuration.requestTimeout
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                core.request(id, timeout: timeout, desiredAccuracy: desiredAccuracy, continuation: continuation)
+            }
+        } onCancel: {
+            core.cancelRequest(id)
+        }
+    }
+
+    /// Holds locations and delivers them together once the device has travelled `distance` metres or
+    /// `timeout` seconds have passed (nil: no limit), Core Location's deferred updates. Ends with exactly one
+    /// `deferredFinished` event.
+    public func allowDeferredLocationUpdates(untilTraveled distance: Double? = nil, timeout: Double? = nil) {
+        core.send(.allowDeferredUpdates(untilTraveled: distance, timeout: timeout))
+    }
+
+    public func disallowDeferredLocationUpdates() {
+        core.send(.disallowDeferredUpdates)
+    }
+
+    /// Delivers what a deferral holds, now, without ending it.
+    public func flush() {
+        core.send(.flush)
+    }
+
+    /// An event whenever the device has moved 500 m, at most one per 5 minutes, at the lowest power.
+    public func startMonitoringSignificantLocationChanges() {
+        core.send(.startSignificantChange)
+    }
+
+    public func stopMonitoringSignificantLocationChanges() {
+        core.send(.stopSignificantChange)
+    }
+
+    /// An external sensor (accelerometer, ignition line) says the device moves: paused updates resume at once.
+    public func motionHint() {
+        core.send(.motionHint)
+    }
+
+    /// The newest fix that passed the checks every mode applies (not too old, a real position), whether or
+    /// not it was delivered; with `reduced` accuracy, the last (coarsened) location handed out. nil before
+    /// the first.
+    public var lastKnownLocation: Location? {
+        core.lastKnownLocation
+    }
+
+    /// Ends the manager: a deferral's held locations are delivered, pending requests answered (they throw
+    /// `LocationError.canceled`), the receiver asked to go off, and `updates` end. Returns at once.
+    public func shutdown() {
+        core.send(.shutdown, begins: true)
+    }
+}
+
+/// How the policy answered a single-shot request.
+enum RequestAnswer {
+    case location(Location)
+    case failed(RequestError)
+}
+
+/// The state the application's side and the runtime's thread share, behind one lock; and the runtime's
+/// inbox. Lock order: this state, then the inbox (the inbox never takes this lock).
+final class ManagerCore: Sendable {
+    let source: LocationSource
+    let configuration: PolicyConfiguration
+    let receiver: ReceiverModel
+    let control: any ReceiverControl
+    let inbox = Inbox()
+    private let state = Mutex(SharedState())
+
+    private enum Phase {
+        /// No runtime thread yet; commands wait in the inbox.
+        case idle
+        case running
+        case finished
+    }
+
+    private enum RequestSlot {
+        case waiting(CheckedContinuation<Location, any Error>, cancelled: Bool)
+        /// Cancelled before it was registered (the cancellation handler ran first).
+        case cancelledEarly
+    }
+
+    private struct SharedState {
+        var phase = Phase.idle
+        var subscribers: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
+        var nextSubscriber = 0
+        var requests: [RequestID: RequestSlot] = [:]
+        var nextRequest: UInt64 = 1
+        var lastKnownLocation: Location?
+    }
+
+    init(
+        source: LocationSource, configuration: PolicyConfiguration, receiver: ReceiverModel,
+        control: any ReceiverControl
+    ) {
+        self.source = source
+        self.configuration = configuration
+        self.receiver = receiver
+        self.control = control
+    }
+
+    // MARK: The application's side
+
+    /// Posts a command for the runtime. A live source starts at the first one; a replay waits for a reader.
+    func send(_ event: PolicyEvent, begins: Bool = false) {
+        let posted = state.withLock { state in
+            guard state.phase != .finished else { return false }
+            inbox.post(.command(event))
+            return true
+        }
+        if posted, begins || source.isLive { begin() }
+    }
+
+    /// Starts the runtime's thread, once.
+    func begin() {
+        let starts = state.withLock { state in
+            guard state.phase == .idle else { return false }
+            state.phase = .running
+            return true
+        }
+        guard starts else { return }
+        let started = DetachedThread.start { [self] in
+            LocationRuntime(core: self).run()
+        }
+        if !started {
+            broadcast(.event(.receiverLost, detail: "cannot start the location manager's thread"))
+            finish()
+        }
+    }
+
+    /// The manager was released: its runtime shuts down (or, never started, it just ends).
+    func release() {
+        let running = state.withLock { state in
+            if state.phase == .running { inbox.post(.command(.shutdown)) }
+            return state.phase == .running
+        }
+        if !running { finish() }
+    }
+
+    func subscribe(_ continuation: AsyncStream<LocationUpdate>.Continuation) {
+        let id: Int? = state.withLock { state in
+            guard state.phase != .finished else { return nil }
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscribers[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+    }
+
+    func newRequestID() -> RequestID {
+        state.withLock { state in
+            defer { state.nextRequest += 1 }
+            return RequestID(state.nextRequest)
+        }
+    }
+
+    func request(
+        _ id: RequestID, timeout: Double, desiredAccuracy: DesiredAccuracy?,
+        continuation: CheckedContinuation<Location, any Error>
+    ) {
+        // Registered and posted under the lock, so a cancellation is posted after the request, never before.
+        let refusal: (any Error)? = state.withLock { state in
+            if case .cancelledEarly = state.requests[id] {
+                state.requests[id] = nil
+                return CancellationError()
+            }
+            guard state.phase != .finished else { return LocationError.finished }
+            state.requests[id] = .waiting(continuation, cancelled: false)
+            inbox.post(.command(.requestLocation(id, timeout: timeout, desiredAccuracy: desiredAccuracy)))
+            return nil
+        }
+        if let refusal {
+            continuation.resume(throwing: refusal)
+        } else {
+            begin()
+        }
+    }
+
+    func cancelRequest(_ id: RequestID) {
+        state.withLock { state in
+            switch state.requests[id] {
+            case .waiting(let continuation, _):
+                state.requests[id] = .waiting(continuation, cancelled: true)
+                inbox.post(.command(.cancelRequest(id)))
+            case .cancelledEarly:
+                break
+            case nil:
+                state.requests[id] = .cancelledEarly
+            }
+        }
+    }
+
+    var lastKnownLocation: Location? {
+        state.withLock { $0.lastKnownLocation }
+    }
+
+    // MARK: The runtime's side
+
+    func broadcast(_ update: LocationUpdate) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(update) }
+    }
+
+    func setLastKnownLocation(_ location: Location?) {
+        state.withLock { $0.lastKnownLocation = location }
+    }
+
+    /// Answers request `id` (once; later answers are ignored).
+    func answer(_ id: RequestID, _ outcome: RequestAnswer) {
+        let slot = state.withLock { $0.requests.removeValue(forKey: id) }
+        guard case .waiting(let continuation, let cancelled) = slot else { return }
+        switch outcome {
+        case .location(let location): continuation.resume(returning: location)
+        case .failed(.locationUnknown): continuation.resume(throwing: LocationError.locationUnknown)
+        case .failed(.canceled):
+            continuation.resume(throwing: cancelled ? CancellationError() as any Error : LocationError.canceled)
+        }
+    }
+
+    /// The end: every consumer's sequence finishes and every request still waiting throws. Continuations are
+    /// resumed and finished outside the lock (a finishing stream calls its termination handler, which locks).
+    func finish() {
+        let (subscribers, requests) = state.withLock { state in
+            state.phase = .finished
+            let taken = (Array(state.subscribers.values), Array(state.requests.values))
+            state.subscribers.removeAll()
+            state.requests.removeAll()
+            return taken
+        }
+        for case .waiting(let continuation, let cancelled) in requests {
+            continuation.resume(throwing: cancelled ? CancellationError() as any Error : LocationError.finished)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

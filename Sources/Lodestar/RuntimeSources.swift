@@ -1,0 +1,254 @@
+import Capture
+import GPSD
+import GPSModel
+import Policy
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What reaches the runtime's thread from elsewhere: the application's calls and, live, gpsd's events.
+enum RuntimeMessage: Sendable {
+    case command(PolicyEvent)
+    case event(LiveEvent)
+}
+
+/// The runtime's mailbox: any thread posts, the runtime's thread takes everything at once and waits for
+/// more with a timeout (the next timer). The wake-up is a byte in a pipe, so the wait is a `poll` on the
+/// monotonic clock and a post never blocks.
+final class Inbox: Sendable {
+    private let messages = Mutex<[RuntimeMessage]>([])
+    /// Read and write ends of the wake-up pipe; -1 when no pipe could be made (then waits poll in slices).
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+            wakeRead = ends[0]
+            wakeWrite = ends[1]
+        } else {
+            wakeRead = -1
+            wakeWrite = -1
+        }
+    }
+
+    deinit {
+        if wakeRead >= 0 { close(wakeRead) }
+        if wakeWrite >= 0 { close(wakeWrite) }
+    }
+
+    func post(_ message: RuntimeMessage) {
+        messages.withLock { $0.append(message) }
+        guard wakeWrite >= 0 else { return }
+        var byte: UInt8 = 1
+        // A full pipe (EAGAIN) already holds a wake-up: nothing is lost.
+        _ = retryingOnInterrupt { write(wakeWrite, &byte, 1) }
+    }
+
+    /// Everything posted so far, oldest first.
+    func take() -> [RuntimeMessage] {
+        messages.withLock { messages in
+            let taken = messages
+            messages.removeAll()
+            return taken
+        }
+    }
+
+    var isEmpty: Bool { messages.withLock { $0.isEmpty } }
+
+    /// Waits until something is posted or `seconds` pass (nil: no limit). May return early.
+    func wait(seconds: Double?) {
+        guard isEmpty else { return }
+        guard wakeRead >= 0 else {
+            sleepSeconds(min(seconds ?? 0.05, 0.05))
+            return
+        }
+        // Rounded up, so a timer is not woken for a millisecond early and spun on.
+        let milliseconds: Int32 =
+            if let seconds { Int32(min(max((seconds * 1000).rounded(.up), 0), 3_600_000)) } else { -1 }
+        var poller = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        _ = retryingOnInterrupt { poll(&poller, 1, milliseconds) }
+        var drain = [UInt8](repeating: 0, count: 64)
+        while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
+
+/// What a source says happened, in `RuntimeSource.next`.
+enum SourceStep {
+    /// An event at its instant on the source's clock.
+    case event(LiveEvent, at: Instant)
+    /// The clock moved (to a timer's deadline, or while waiting) or a message arrived: look again.
+    case idle
+    /// Nothing more will come (the capture's end).
+    case ended(at: Instant)
+}
+
+/// Where the runtime's events and its clock come from; used only on the runtime's thread. Live: gpsd on a
+/// thread of its own, the monotonic clock. Replay: a capture's events with its `t` as a virtual clock. A
+/// fuller receiver simulation (time to first fix after a wake) is one more conformer.
+protocol RuntimeSource: AnyObject {
+    /// Now, on this source's clock.
+    var now: Instant { get }
+    /// Starts producing. A source that reads on another thread posts its events to `inbox`.
+    func start(inbox: Inbox)
+    /// Waits for what comes next: one of this source's events, the clock reaching `deadline` (a timer is
+    /// due), or a message in `inbox`.
+    func next(before deadline: Instant?, inbox: Inbox) -> SourceStep
+    /// The policy asked for `regime`: a simulated receiver produces no fixes while it is down.
+    func regimeChanged(to regime: ReceiverRegime, at now: Instant)
+    /// Stops producing (live: the reader thread ends and closes its connection).
+    func stop()
+}
+
+/// A capture replayed with its `t` as the clock: the same decoder and epoch collapsing as live
+/// (`CaptureReplayer`). Timers due before the next event fire first, so the policy sees exactly what it
+/// would have seen live, and two replays give the same updates. The receiver is simulated in the
+/// simplest way: while the policy has it in standby or off, fixes are dropped (it has no time to first
+/// fix yet).
+final class ReplaySource: RuntimeSource {
+    private let events: [(t: Double, event: LiveEvent)]
+    private var index = 0
+    private let speed: Double?
+    private var clock: Double
+    private let origin: Double
+    private var wallStart = 0.0
+    private var receiverDown = false
+
+    init(_ contents: CaptureContents, speed: Double?) {
+        var events: [(t: Double, event: LiveEvent)] = []
+        var last = contents.lines.first?.t ?? 0
+        CaptureReplayer(contents).run(onEvent: { t, event in
+            // The replayer's times never go back; clamp anyway so the clock is monotonic whatever it says.
+            last = max(last, t)
+            events.append((last, event))
+        })
+        self.events = events
+        self.speed = speed.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        origin = contents.lines.first?.t ?? 0
+        clock = origin
+    }
+
+    var now: Instant { Instant(seconds: clock) }
+
+    func start(inbox: Inbox) {
+        wallStart = monotonicSeconds()
+    }
+
+    func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
+        // Fixes of a receiver that is down do not exist; only up to a timer's deadline, which may wake it.
+        while index < events.count, receiverDown, case .fix = events[index].event,
+            deadline.map({ events[index].t < $0.seconds }) ?? true
+        {
+            clock = max(clock, events[index].t)
+            index += 1
+        }
+        // The capture's end is the end of time: timers due later never fire (a duty cycle would go on for
+        // ever), and the runtime shuts the policy down at the last event's instant.
+        guard index < events.count else { return .ended(at: now) }
+        let (t, event) = events[index]
+        if let deadline, deadline.seconds < t {
+            guard waitUntil(deadline.seconds, inbox: inbox) else { return .idle }
+            clock = max(clock, deadline.seconds)
+            return .idle
+        }
+        guard waitUntil(t, inbox: inbox) else { return .idle }
+        index += 1
+        clock = max(clock, t)
+        return .event(event, at: now)
+    }
+
+    /// Paces a replay with a speed: true when virtual time `t` is due on the wall clock, false when a
+    /// message came first (the clock then stands where the wall clock says).
+    private func waitUntil(_ t: Double, inbox: Inbox) -> Bool {
+        guard let speed else { return true }
+        let due = wallStart + (t - origin) / speed
+        let remaining = due - monotonicSeconds()
+        if remaining <= 0 { return true }
+        inbox.wait(seconds: remaining)
+        let reached = origin + (monotonicSeconds() - wallStart) * speed
+        if reached >= t { return true }
+        clock = max(clock, reached)
+        return false
+    }
+
+    func regimeChanged(to regime: ReceiverRegime, at now: Instant) {
+        receiverDown = !regime.producesFixes
+    }
+
+    func stop() {}
+}
+
+/// gpsd, read on a dedicated thread (`DetachedThread`: libgps blocks in `select`, which must not hold a
+/// thread of Swift's cooperative pool), on the monotonic clock. gpsd absent at the start is a
+/// `receiverLost` like any later loss, and the source keeps trying.
+final class LiveSource: RuntimeSource {
+    let host: String
+    let port: String
+    let device: String?
+    private let stopping = StopSignal()
+    private let origin = monotonicSeconds()
+
+    init(host: String, port: String, device: String?) {
+        self.host = host
+        self.port = port
+        self.device = device
+    }
+
+    var now: Instant { Instant(seconds: monotonicSeconds() - origin) }
+
+    func start(inbox: Inbox) {
+        let (host, port, device, stopping) = (host, port, device, stopping)
+        let started = DetachedThread.start {
+            Self.read(host: host, port: port, device: device, stopping: stopping, inbox: inbox)
+        }
+        if !started {
+            inbox.post(.event(.receiverLost(reason: "cannot start a thread to read gpsd at \(host):\(port)")))
+        }
+    }
+
+    private static func read(host: String, port: String, device: String?, stopping: StopSignal, inbox: Inbox) {
+        // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps.
+        let source = LiveReportSource(host: host, port: port, device: device, satelliteDetail: false)
+        var failures = 0
+        var announced = false
+        while !stopping.isSet {
+            do throws(GPSDError) {
+                try source.run(shouldStop: { stopping.isSet }) { event in inbox.post(.event(event)) }
+                return
+            } catch {
+                if !announced {
+                    announced = true
+                    inbox.post(.event(.receiverLost(reason: "cannot reach gpsd at \(host):\(port): \(error)")))
+                }
+                var remaining = source.backoff.delay(afterFailures: failures)
+                failures += 1
+                while remaining > 0, !stopping.isSet {
+                    sleepSeconds(min(remaining, 0.1))
+                    remaining -= 0.1
+                }
+            }
+        }
+    }
+
+    func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
+        inbox.wait(seconds: deadline.map { $0 - now })
+        return .idle
+    }
+
+    func regimeChanged(to regime: ReceiverRegime, at now: Instant) {}
+
+    func stop() { stopping.set() }
+}
+
+/// A one-way flag between the runtime and the reader thread.
+final class StopSignal: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}

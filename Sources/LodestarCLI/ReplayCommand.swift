@@ -70,6 +70,7 @@ enum CaptureInput {
 enum ReplayCommand {
     static let usage = """
         USAGE: lodestar replay <file> [--speed <n>|max] [--format jsonl|text|gpx|geojson] [--through-gpsd] [--count <n>]
+                               [--profile <name|file>]
 
         Replays a capture (from 'lodestar record' or 'lodestar import') or a raw NMEA/UBX log (imported on
         the fly with gpsd's gpsdecode) and prints what 'lodestar watch' printed, one location per receiver
@@ -81,11 +82,17 @@ enum ReplayCommand {
           --through-gpsd          write the capture's raw receiver bytes into a private gpsd through a pty,
                                   paced by t and --speed, and read the fixes back through the live path
           --count <n>             stop after n locations
+          --profile <name|file>   run the power policy of this profile (a built-in name, a file, or a name in
+                                  /etc/lodestar/profiles) with the receiver simulated: while the policy has
+                                  it down its fixes do not exist, and after a wake the first fix comes after
+                                  the receiver model's time to first fix. jsonl then also prints
+                                  {"type":"regime",...} and {"type":"event",...} lines, in time order; text
+                                  prints them as '#' lines. Deterministic: the same input, the same bytes.
           -h, --help              show this help
 
         EXIT STATUS: 0 done, 64 usage, 65 the file is not a usable capture or log (FILE:LINE: what is
                      wrong; empty; no fix; unknown version), 66 the file cannot be read, 69 gpsd or
-                     gpsdecode unavailable, 74 output could not be written.
+                     gpsdecode unavailable, 74 output could not be written, 78 the profile is not valid.
         """
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
@@ -94,9 +101,10 @@ enum ReplayCommand {
         let speed: Double?
         let count: Int?
         let throughGPSD: Bool
+        let profileName: String?
         do throws(UsageError) {
             let parsed = try ParsedArguments(
-                arguments, valued: ["speed", "format", "count"], flagNames: ["through-gpsd"])
+                arguments, valued: ["speed", "format", "count", "profile"], flagNames: ["through-gpsd"])
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success
@@ -110,6 +118,10 @@ enum ReplayCommand {
             format = try parsed.format("format", default: .text)
             count = try parsed.positiveInteger("count")
             throughGPSD = parsed.flags.contains("through-gpsd")
+            profileName = parsed.string("profile")
+            if profileName != nil, throughGPSD {
+                throw UsageError(message: "--profile simulates the receiver and cannot be combined with --through-gpsd")
+            }
             if parsed.string("speed") == "max" {
                 speed = nil
             } else {
@@ -119,10 +131,20 @@ enum ReplayCommand {
             return LodestarCommand.usageFailure(error, usage: usage, context: context)
         }
 
+        var profile: Profile?
+        if let profileName {
+            switch ProfileInput.load(profileName, command: "replay", context: context) {
+            case .success(let loaded): profile = loaded
+            case .failure(let failure): return failure.code
+            }
+        }
         let contents: CaptureContents
         switch CaptureInput.load(path, command: "replay", context: context) {
         case .success(let loaded): contents = loaded
         case .failure(let failure): return failure.code
+        }
+        if let profile {
+            return simulate(contents, path: path, profile: profile, format: format, count: count, context: context)
         }
         var emitter = LocationEmitter(
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
@@ -162,6 +184,41 @@ enum ReplayCommand {
             context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
             return .dataError
         }
+        return .success
+    }
+
+    /// The policy of `profile` on the capture, with the receiver simulated; its locations, regimes and events
+    /// printed in time order.
+    private static func simulate(
+        _ contents: CaptureContents, path: String, profile: Profile, format: LocationFormat, count: Int?,
+        context: CommandContext
+    ) -> ExitCode {
+        var emitter = LocationEmitter(
+            format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
+            announcesStream: false)
+        emitter.open()
+        let summary = ReceiverSimulation(setup: profile.simulationSetup).run(contents) { output in
+            switch output {
+            case .locations(_, let locations):
+                for location in locations { emitter.print(location) }
+            case .regime(let t, let regime, let reason):
+                if !regime.producesFixes { emitter.breakSegment() }
+                emitter.printAnnotation(SimulationLine.regime(t: t, regime, reason: reason, format: format))
+            case .event(let t, let kind, let detail):
+                emitter.printAnnotation(SimulationLine.event(t: t, kind, detail: detail, format: format))
+            }
+        }
+        emitter.close()
+        if emitter.outcome != .success { return emitter.outcome }
+        if summary.trueFixes == 0 {
+            context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
+            return .dataError
+        }
+        let down = TextLine.fixed(summary.downShare * 100, decimals: 1, width: 1)
+        context.say(
+            "lodestar replay: profile \(profile.name): receiver down \(down) % of "
+                + "\(TextLine.fixed(summary.duration, decimals: 0, width: 1)) s; \(summary.deliveredLocations) "
+                + "locations delivered of \(summary.trueFixes) fixes (\(summary.producedFixes) produced while up)")
         return .success
     }
 

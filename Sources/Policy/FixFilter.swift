@@ -192,6 +192,11 @@ enum Words {
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10)) km" : "\(tenths / 10) km"
     }
 
+    /// "8.3 m/s".
+    static func speed(_ metresPerSecond: Double) -> String {
+        "\((metresPerSecond * 10).rounded() / 10) m/s"
+    }
+
     static func ordinal(_ n: Int) -> String {
         let suffix: String
         switch (n % 10, n % 100) {

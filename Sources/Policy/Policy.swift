@@ -241,10 +241,18 @@ public struct Policy: Sendable {
             let rule = configuration.stationary[state.configuration.activityType]
             let distance = Geodesy.distance(from: pause.anchor, to: location)
             let allowance = FixFilter.accuracy(of: location) ?? 0
-            if distance - allowance > rule.radius {
+            let outside = distance - allowance > rule.radius
+            // A probe can land near the anchor while the device drives (a car turning round, circling a car
+            // park): a speed of twice the noise threshold is driving, not the ~2 m/s a still receiver reports.
+            let speed = location.speed ?? 0
+            let driving = speed > 2 * rule.movingSpeed
+            if outside || driving {
                 cancelTimer(.probe)
                 cancelTimer(.probeTimeout)
-                let detail = "probe fix \(Words.distance(distance)) from anchor"
+                let detail =
+                    outside
+                    ? "probe fix \(Words.distance(distance)) from anchor"
+                    : "probe fix moving at \(Words.speed(speed)), \(Words.distance(distance)) from anchor"
                 emit(.resumed, detail)
                 reason = detail
                 state.phase = .tracking

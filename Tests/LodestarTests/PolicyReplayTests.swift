@@ -54,12 +54,12 @@ struct SimulationRun {
     func times(of name: String) -> [Double] { events.filter { $0.kind.name == name }.map(\.t) }
 }
 
-/// A car as the replay checks need it: stops of two minutes must pause, so the window is shorter.
-func carSetup(window: Double = 90) -> SimulationSetup {
-    var policy = PolicyConfiguration()
-    policy.stationary.automotiveNavigation.window = window
-    return SimulationSetup(
-        updates: UpdatesConfiguration(activityType: .automotiveNavigation), policy: policy, receiver: .ublox8)
+/// The built-in `car` profile, as `lodestar replay --profile car` runs it. Its distance filter is taken off
+/// where a check needs every fix the policy lets through.
+func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
+    var setup = try ProfileStore.load(nameOrPath: "car").simulationSetup
+    setup.updates?.distanceFilter = distanceFilter
+    return setup
 }
 
 /// Stops in a true track: runs of at least `minimum` seconds whose fixes all stay within `radius` of the
@@ -101,7 +101,7 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
     @Test(arguments: drives)
     func everyStopOfTwoMinutesPausesAndTheDepartureResumes(capture: String) throws {
         let contents = try importedCapture(capture)
-        let setup = carSetup()
+        let setup = try carSetup()
         let run = SimulationRun(contents, setup)
         let rule = setup.policy.stationary.automotiveNavigation
         let resumed = run.times(of: "resumed")
@@ -110,7 +110,8 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
         for pause in run.times(of: "paused") {
             pausedStretches.append(pause...(resumed.first { $0 > pause } ?? .infinity))
         }
-        let stops = trueStops(truthTrack(contents), minimum: 120)
+        let track = truthTrack(contents)
+        let stops = trueStops(track, minimum: 120)
         // The Reno drive has five such stops (the others have none of two minutes); the check is not empty.
         if capture == "garmin-drive-reno-tahoe-2h43m.nmea" { #expect(stops.count == 5) }
         for stop in stops {
@@ -119,18 +120,28 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
             let detected = pausedStretches.contains { $0.overlaps(stop.start...stop.departure) }
             #expect(detected, "\(capture): stop at \(Int(stop.start)) s to \(Int(stop.departure)) s not paused")
             guard detected else { continue }
-            // The departure resumes updates within one (longest) probe interval plus a warm start.
-            let limit = stop.departure + rule.maximumProbeInterval + setup.receiver.timeToFirstFix.warm + 5
+            // The departure, as the profile sees one: the first fix after the stop farther than the stationary
+            // radius from where the car stood (a car creeping off a stop is still within it for a while).
+            let standing = track.filter { $0.t >= stop.start && $0.t < stop.departure }.map(\.location)
+            let centre = Location(
+                timestamp: standing[0].timestamp,
+                latitude: standing.map(\.latitude).reduce(0, +) / Double(standing.count),
+                longitude: standing.map(\.longitude).reduce(0, +) / Double(standing.count), fixMode: .twoD)
+            let departure = try #require(
+                track.first { $0.t >= stop.departure && Geodesy.distance(from: centre, to: $0.location) > rule.radius }
+            ).t
+            // It resumes updates within one (longest) probe interval plus a warm start.
+            let limit = departure + rule.maximumProbeInterval + setup.receiver.timeToFirstFix.warm + 5
             let resume = resumed.first { $0 >= stop.departure - 1 }
             #expect(resume.map { $0 <= limit } ?? false,
-                "\(capture): departure at \(Int(stop.departure)) s resumed at \(resume.map { String(Int($0)) } ?? "never")")
+                "\(capture): departure at \(Int(departure)) s resumed at \(resume.map { String(Int($0)) } ?? "never")")
         }
     }
 
     @Test(arguments: ["stationary-netherlands-20m.nmea", "garmin-gps15h-static-12m.nmea"])
     func stationaryCapturesPauseWithinTheWindowPlusAMinuteAndStayPaused(capture: String) throws {
         let contents = try importedCapture(capture)
-        let setup = carSetup()
+        let setup = try carSetup()
         let rule = setup.policy.stationary.automotiveNavigation
         let window = try #require(rule.window)
         let track = truthTrack(contents)
@@ -159,7 +170,7 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
     @Test(arguments: Fixtures.captureNames)
     func nothingDeliveredIsStaleInaccurateDuplicatedOrNaN(capture: String) throws {
         let contents = try importedCapture(capture)
-        let setup = carSetup()
+        let setup = try ProfileStore.load(nameOrPath: "car").simulationSetup
         let track = truthTrack(contents)
         let run = SimulationRun(contents, setup)
         var seen = Set<UTCTime>()
@@ -187,8 +198,7 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
 
     @Test(arguments: drives)
     func theDistanceFilterHoldsBetweenDeliveries(capture: String) throws {
-        var setup = carSetup()
-        setup.updates?.distanceFilter = 100
+        let setup = try carSetup(distanceFilter: 100)
         let run = SimulationRun(try importedCapture(capture), setup)
         let delivered = run.delivered
         #expect(delivered.count > 3)
@@ -199,7 +209,7 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
 
     @Test(arguments: drives)
     func aDeferredBatchIsDeliveredWholeAndOnce(capture: String) throws {
-        var setup = carSetup()
+        var setup = try carSetup()
         setup.deferral = SimulationSetup.Deferral(untilTraveled: 2000, timeout: 600)
         let contents = try importedCapture(capture)
         let run = SimulationRun(contents, setup)
@@ -209,7 +219,7 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
         #expect(Set(timestamps).count == timestamps.count, "a location delivered twice")
         #expect(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 < $1 }, "out of order")
         // Whole: the batch holds every fix the receiver produced while it was collecting (no gap in it).
-        let plain = SimulationRun(contents, carSetup()).delivered.map(\.timestamp)
+        let plain = SimulationRun(contents, try carSetup()).delivered.map(\.timestamp)
         let first = try #require(batch.locations.first?.timestamp)
         let last = try #require(batch.locations.last?.timestamp)
         #expect(batch.locations.map(\.timestamp) == plain.filter { $0 >= first && $0 <= last })

@@ -151,6 +151,19 @@ import Testing
         #expect(probe.eventNames.contains("resumed") == resumes)
     }
 
+    /// A probe near the anchor that reports driving speed resumes (a car turning round in a car park); one
+    /// at a still receiver's noise speed does not.
+    @Test(arguments: [(8.3, true), (4.0, false), (1.9, false)])
+    func aProbeAtDrivingSpeedResumesEvenNearTheAnchor(speed: Double, resumes: Bool) {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        harness.advance(to: 330)
+        let probe = harness.fix(makeFix(t: 331, east: 23, accuracy: 5, speed: speed), at: 331)
+        #expect(probe.eventNames.contains("resumed") == resumes)
+        if resumes { #expect(probe.events.first?.detail == "probe fix moving at 8.3 m/s, 23 m from anchor") }
+    }
+
     @Test func probeWithoutAFixTimesOutAndTriesAgainLater() {
         var harness = Harness()
         harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)

@@ -1,3 +1,4 @@
+import Capture
 import Policy
 
 /// A profile: every knob of the policy and of the receiver model, named, as one JSON file
@@ -75,6 +76,14 @@ public struct Profile: Sendable, Hashable {
     /// The regime the runtime actually leaves the receiver in on exit (a regime the receiver lacks falls
     /// back, as `ReceiverModel.effectiveRegime` says).
     public var effectiveExitRegime: ReceiverRegime { receiver.effectiveRegime(exitRegime) }
+
+    /// What this profile asks of the policy in a simulated replay (`lodestar replay --profile`).
+    public var simulationSetup: SimulationSetup {
+        SimulationSetup(
+            updates: updatesEnabled ? updates : nil,
+            deferral: deferred.map { SimulationSetup.Deferral(untilTraveled: $0.untilTraveled, timeout: $0.timeout) },
+            significantChange: significantChange, policy: policy, receiver: receiver)
+    }
 
     /// The policy this profile configures, ready for `startEvents`.
     public func makePolicy() -> Policy { Policy(configuration: policy, receiver: receiver) }

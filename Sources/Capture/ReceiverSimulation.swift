@@ -80,6 +80,80 @@ public struct SimulationSummary: Sendable, Equatable {
     public var downShare: Double { duration > 0 ? downSeconds / duration : 0 }
 }
 
+/// A receiver as the policy sees it in a replay (DESIGN.md §4): it makes fixes only in a regime that
+/// produces them and only after its time to first fix from the moment it powered up (hot within the model's
+/// hot window if the way down kept ephemeris, else warm). Keeps its timeline for energy figures. Pure.
+public struct SimulatedReceiver: Sendable {
+    public let model: ReceiverModel
+    /// The regime in force (the model's effective one) and since when.
+    public private(set) var regime: ReceiverRegime = .continuous
+    private var regimeSince: Double
+    /// When the receiver last went down, and how (for the time to first fix when it comes back).
+    private var downSince: Double?
+    private var downRegime: ReceiverRegime = .off
+    /// The first instant the receiver has a fix after powering up.
+    public private(set) var fixAvailableFrom: Double
+    private var intervals: [ReceiverInterval] = []
+
+    /// Running and tracking at `start`: a capture starts with the receiver that recorded it working.
+    public init(model: ReceiverModel, start: Double) {
+        self.model = model
+        regimeSince = start
+        fixAvailableFrom = start
+    }
+
+    public func producesFix(at t: Double) -> Bool {
+        regime.producesFixes && t >= fixAvailableFrom
+    }
+
+    /// The policy asked for `requested` at `t`; the regime the receiver now runs, or nil if nothing changed.
+    public mutating func setRegime(_ requested: ReceiverRegime, at t: Double) -> ReceiverRegime? {
+        let next = model.effectiveRegime(requested)
+        guard next != regime else { return nil }
+        closeInterval(at: t)
+        if next.producesFixes, !regime.producesFixes {
+            let downFor = downSince.map { t - $0 } ?? 0
+            fixAvailableFrom = t + model.timeToFirstFix(afterDown: downFor, in: downRegime)
+            downSince = nil
+        } else if !next.producesFixes, regime.producesFixes {
+            downSince = t
+            downRegime = next
+        } else if !next.producesFixes {
+            // Standby to off (or back): the way down that counts for the next start is the last one.
+            downRegime = next
+        }
+        regime = next
+        regimeSince = t
+        return next
+    }
+
+    /// The timeline up to `t`: acquisition and tracking while up, standby or off while down.
+    public mutating func timeline(until t: Double) -> [ReceiverInterval] {
+        closeInterval(at: t)
+        regimeSince = max(regimeSince, t)
+        return intervals
+    }
+
+    private mutating func closeInterval(at t: Double) {
+        guard t > regimeSince else { return }
+        switch regime {
+        case .continuous, .powerSave:
+            let acquiredAt = min(max(fixAvailableFrom, regimeSince), t)
+            if acquiredAt > regimeSince {
+                intervals.append(ReceiverInterval(start: regimeSince, end: acquiredAt, state: .acquiring))
+            }
+            if t > acquiredAt {
+                intervals.append(
+                    ReceiverInterval(start: acquiredAt, end: t, state: regime == .continuous ? .tracking : .powerSave))
+            }
+        case .standby:
+            intervals.append(ReceiverInterval(start: regimeSince, end: t, state: .standby))
+        case .off:
+            intervals.append(ReceiverInterval(start: regimeSince, end: t, state: .off))
+        }
+    }
+}
+
 /// Replays a capture into the power policy with the receiver simulated (DESIGN.md §4): while the policy has
 /// the receiver down, the capture's fixes do not exist; after a wake, the first fix comes only after the
 /// receiver model's time to first fix (hot within its hot window if the way down kept ephemeris, else
@@ -163,34 +237,25 @@ public struct ReceiverSimulation: Sendable {
         var policy: Policy
         let setup: SimulationSetup
         var timers: [TimerID: Instant] = [:]
-        /// The regime in force (the receiver model's effective one) and since when.
-        var regime: ReceiverRegime = .continuous
-        var regimeSince: Double
-        /// When the receiver last went down, and how (for the time to first fix when it comes back).
-        var downSince: Double?
-        var downRegime: ReceiverRegime = .off
-        /// The first instant the receiver has a fix after powering up.
-        var fixAvailableFrom: Double
+        var receiver: SimulatedReceiver
+        let start: Double
         var delivered = 0
-        var intervals: [ReceiverInterval] = []
         /// Outputs not yet passed on (the caller drains them after each step).
         var pending: [SimulationOutput] = []
+
+        init(setup: SimulationSetup, start: Double) {
+            self.setup = setup
+            self.start = start
+            policy = Policy(configuration: setup.policy, receiver: setup.receiver)
+            receiver = SimulatedReceiver(model: setup.receiver, start: start)
+        }
 
         mutating func drain(into onOutput: (SimulationOutput) -> Void) {
             for output in pending { onOutput(output) }
             pending.removeAll(keepingCapacity: true)
         }
 
-        init(setup: SimulationSetup, start: Double) {
-            self.setup = setup
-            policy = Policy(configuration: setup.policy, receiver: setup.receiver)
-            regimeSince = start
-            // The capture starts with the receiver running and tracking: it is what recorded it.
-            fixAvailableFrom = start
-        }
-
         mutating func begin() {
-            let start = regimeSince
             if let updates = setup.updates { handle(.startUpdates(updates), at: start) }
             if let deferral = setup.deferral {
                 handle(.allowDeferredUpdates(untilTraveled: deferral.untilTraveled, timeout: deferral.timeout), at: start)
@@ -199,7 +264,7 @@ public struct ReceiverSimulation: Sendable {
         }
 
         func receiverProducesFix(at t: Double) -> Bool {
-            regime.producesFixes && t >= fixAvailableFrom
+            receiver.producesFix(at: t)
         }
 
         /// Fires every timer due at or before `t`, earliest first (ties in a fixed order), each at its own
@@ -222,23 +287,8 @@ public struct ReceiverSimulation: Sendable {
         mutating func execute(_ action: PolicyAction, at t: Double) {
             switch action {
             case .setRegime(let requested, let reason):
-                let next = setup.receiver.effectiveRegime(requested)
-                guard next != regime else { return }
-                closeInterval(at: t)
-                if next.producesFixes, !regime.producesFixes {
-                    let downFor = downSince.map { t - $0 } ?? 0
-                    fixAvailableFrom = t + setup.receiver.timeToFirstFix(afterDown: downFor, in: downRegime)
-                    downSince = nil
-                } else if !next.producesFixes, regime.producesFixes {
-                    downSince = t
-                    downRegime = next
-                } else if !next.producesFixes {
-                    // Standby to off (or back): the way down that counts for the next start is the last one.
-                    downRegime = next
-                }
-                regime = next
-                regimeSince = t
-                pending.append(.regime(t: t, next, reason: reason))
+                guard let regime = receiver.setRegime(requested, at: t) else { return }
+                pending.append(.regime(t: t, regime, reason: reason))
             case .deliver(let locations):
                 delivered += locations.count
                 pending.append(.locations(t: t, locations))
@@ -253,31 +303,8 @@ public struct ReceiverSimulation: Sendable {
             }
         }
 
-        /// Records the stretch since the last regime change, split into acquisition and tracking when the
-        /// receiver was up.
-        mutating func closeInterval(at t: Double) {
-            guard t > regimeSince else { return }
-            switch regime {
-            case .continuous, .powerSave:
-                let acquiredAt = min(max(fixAvailableFrom, regimeSince), t)
-                if acquiredAt > regimeSince {
-                    intervals.append(ReceiverInterval(start: regimeSince, end: acquiredAt, state: .acquiring))
-                }
-                if t > acquiredAt {
-                    intervals.append(
-                        ReceiverInterval(start: acquiredAt, end: t, state: regime == .continuous ? .tracking : .powerSave))
-                }
-            case .standby:
-                intervals.append(ReceiverInterval(start: regimeSince, end: t, state: .standby))
-            case .off:
-                intervals.append(ReceiverInterval(start: regimeSince, end: t, state: .off))
-            }
-        }
-
         mutating func timeline(until t: Double) -> [ReceiverInterval] {
-            closeInterval(at: t)
-            regimeSince = t
-            return intervals
+            receiver.timeline(until: t)
         }
     }
 }

@@ -27,7 +27,7 @@ final class LocationRuntime {
             source = LiveSource(host: host, port: port, device: device)
             assembler = LocationAssembler(origin: .live)
         case .replay(let contents, let speed):
-            source = ReplaySource(contents, speed: speed)
+            source = ReplaySource(contents, speed: speed, receiver: core.receiver)
             assembler = LocationAssembler(origin: .replay)
         }
         policy = Policy(configuration: core.configuration, receiver: core.receiver)

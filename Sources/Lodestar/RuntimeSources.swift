@@ -108,9 +108,9 @@ protocol RuntimeSource: AnyObject {
 
 /// A capture replayed with its `t` as the clock: the same decoder and epoch collapsing as live
 /// (`CaptureReplayer`). Timers due before the next event fire first, so the policy sees exactly what it
-/// would have seen live, and two replays give the same updates. The receiver is simulated in the
-/// simplest way: while the policy has it in standby or off, fixes are dropped (it has no time to first
-/// fix yet).
+/// would have seen live, and two replays give the same updates. The receiver is simulated as in
+/// `lodestar replay --profile` (`SimulatedReceiver`): while the policy has it down its fixes do not exist,
+/// and after a wake the first comes only after the model's time to first fix.
 final class ReplaySource: RuntimeSource {
     private let events: [(t: Double, event: LiveEvent)]
     private var index = 0
@@ -118,9 +118,9 @@ final class ReplaySource: RuntimeSource {
     private var clock: Double
     private let origin: Double
     private var wallStart = 0.0
-    private var receiverDown = false
+    private var receiver: SimulatedReceiver
 
-    init(_ contents: CaptureContents, speed: Double?) {
+    init(_ contents: CaptureContents, speed: Double?, receiver model: ReceiverModel) {
         var events: [(t: Double, event: LiveEvent)] = []
         var last = contents.lines.first?.t ?? 0
         CaptureReplayer(contents).run(onEvent: { t, event in
@@ -132,6 +132,7 @@ final class ReplaySource: RuntimeSource {
         self.speed = speed.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
         origin = contents.lines.first?.t ?? 0
         clock = origin
+        receiver = SimulatedReceiver(model: model, start: origin)
     }
 
     var now: Instant { Instant(seconds: clock) }
@@ -142,7 +143,7 @@ final class ReplaySource: RuntimeSource {
 
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
         // Fixes of a receiver that is down do not exist; only up to a timer's deadline, which may wake it.
-        while index < events.count, receiverDown, case .fix = events[index].event,
+        while index < events.count, !receiver.producesFix(at: events[index].t), case .fix = events[index].event,
             deadline.map({ events[index].t < $0.seconds }) ?? true
         {
             clock = max(clock, events[index].t)
@@ -178,7 +179,7 @@ final class ReplaySource: RuntimeSource {
     }
 
     func regimeChanged(to regime: ReceiverRegime, at now: Instant) {
-        receiverDown = !regime.producesFixes
+        _ = receiver.setRegime(regime, at: now.seconds)
     }
 
     func stop() {}

@@ -65,10 +65,36 @@ public enum LocationError: Error, Sendable, Equatable, CustomStringConvertible {
 /// timers and, live, the connection to gpsd (read on another dedicated thread). Every method returns at
 /// once and may be called from any thread or task; calls take effect in the order they were made.
 ///
-/// A live source starts at the first call. A replay starts playing when `updates` is first read or a
+/// A live source starts at the first call. A replay starts playing when `updates` is first iterated or a
 /// location is requested: calls made before that take effect at the capture's start, which makes a replay
 /// deterministic. The manager finishes at `shutdown()`, at the end of a replay, or when it is released:
 /// keep a reference for as long as you want updates.
+/// A manager's updates (`LocationManager.updates`): an `AsyncSequence` that starts a replay when first
+/// iterated.
+public struct LocationUpdates: AsyncSequence, Sendable {
+    public typealias Element = LocationUpdate
+    let stream: AsyncStream<LocationUpdate>
+    let core: ManagerCore
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<LocationUpdate>.AsyncIterator
+        let core: ManagerCore
+        var begun = false
+
+        public mutating func next() async -> LocationUpdate? {
+            if !begun {
+                begun = true
+                core.begin()
+            }
+            return await base.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), core: core)
+    }
+}
+
 public final class LocationManager: Sendable {
     private let core: ManagerCore
 
@@ -85,12 +111,13 @@ public final class LocationManager: Sendable {
 
     /// The manager's updates from now on: locations, events and regime changes, in order. Each read gives a
     /// new sequence (several consumers each get everything); nothing is dropped while a consumer is slow.
-    /// The sequence ends when the manager finishes.
-    public var updates: AsyncStream<LocationUpdate> {
+    /// The sequence ends when the manager finishes. Reading the property subscribes; a replay starts playing
+    /// when the sequence is first iterated (or a location is requested), so commands given in between still
+    /// take effect at the capture's start.
+    public var updates: LocationUpdates {
         let (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self, bufferingPolicy: .unbounded)
         core.subscribe(continuation)
-        core.begin()
-        return stream
+        return LocationUpdates(stream: stream, core: core)
     }
 
     /// Starts standard updates (Core Location's `startUpdatingLocation`), or reconfigures running ones.

@@ -138,7 +138,7 @@ public final class PrivateGPSD: @unchecked Sendable {
     /// the activation notice plus a fixed delay (gpsfake's approach) loses data on a loaded machine. Instead
     /// a primer sentence that carries no fix (`$GPTXT`) is written every 50 ms until gpsd reports the
     /// device's driver, which it only does after decoding a packet from it.
-    public func addDeviceAndWait(_ terminal: PseudoTerminal, timeout: Double = 15) throws(StartError) {
+    public func addDeviceAndWait(_ terminal: PseudoTerminal, timeout: Double = 45) throws(StartError) {
         let path = terminal.devicePath
         let watcher: GPSDSession
         do {

@@ -58,7 +58,7 @@ private func allUpdates(_ manager: LocationManager) async -> [LocationUpdate] {
 
 /// Everything a stream gives until it ends. Take the stream (`manager.updates`) before starting a task to
 /// read it, so nothing said in between is missed.
-private func allUpdates(_ stream: AsyncStream<LocationUpdate>) async -> [LocationUpdate] {
+private func allUpdates(_ stream: LocationUpdates) async -> [LocationUpdate] {
     var updates: [LocationUpdate] = []
     for await update in stream { updates.append(update) }
     return updates

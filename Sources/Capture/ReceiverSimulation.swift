@@ -177,21 +177,11 @@ public struct ReceiverSimulation: Sendable {
         var assembler = LocationAssembler(origin: .replay)
         var inputs: [(t: Double, input: Input)] = []
         CaptureReplayer(contents).run(onEvent: { t, event in
+            if let location = assembler.location(after: event) { inputs.append((t, .fix(location))) }
             switch event {
-            case .fix(let fix):
-                if let location = assembler.location(for: fix) { inputs.append((t, .fix(location))) }
-            case .report(let report):
-                assembler.note(report)
-            case .deviceActivated(let device):
-                assembler.note(.device(device))
-            case .deviceClosed(let path):
-                assembler.note(.device(DeviceInfo(path: path)))
-            case .receiverLost(let reason):
-                inputs.append((t, .lost(reason)))
-            case .receiverBack:
-                inputs.append((t, .back))
-            case .watching:
-                break
+            case .receiverLost(let reason): inputs.append((t, .lost(reason)))
+            case .receiverBack: inputs.append((t, .back))
+            default: break
             }
         })
         return inputs
@@ -236,7 +226,7 @@ public struct ReceiverSimulation: Sendable {
     private struct Runner {
         var policy: Policy
         let setup: SimulationSetup
-        var timers: [TimerID: Instant] = [:]
+        var timers = PolicyTimers()
         var receiver: SimulatedReceiver
         let start: Double
         var delivered = 0
@@ -270,11 +260,8 @@ public struct ReceiverSimulation: Sendable {
         /// Fires every timer due at or before `t`, earliest first (ties in a fixed order), each at its own
         /// instant.
         mutating func fireTimers(through t: Double) {
-            while let (id, due) = timers.min(by: { ($0.value, $0.key.description) < ($1.value, $1.key.description) }),
-                due.seconds <= t
-            {
-                timers[id] = nil
-                handle(.timerFired(id), at: due.seconds)
+            while let due = timers.popDue(through: Instant(seconds: t)) {
+                handle(.timerFired(due.id), at: due.at.seconds)
             }
         }
 
@@ -294,10 +281,8 @@ public struct ReceiverSimulation: Sendable {
                 pending.append(.locations(t: t, locations))
             case .emit(let kind, let detail):
                 pending.append(.event(t: t, kind, detail: detail))
-            case .schedule(let id, let at):
-                timers[id] = at
-            case .cancel(let id):
-                timers[id] = nil
+            case .schedule, .cancel:
+                timers.apply(action)
             case .discard:
                 break
             }

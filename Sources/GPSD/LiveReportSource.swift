@@ -268,3 +268,18 @@ public enum DetachedThread {
         return true
     }
 }
+
+extension LocationAssembler {
+    /// Takes one stream event: notes the reports and devices that give fixes their context, and returns the
+    /// location a fix makes (nil for everything else, and for a fix without a position or a time).
+    public mutating func location(after event: LiveEvent) -> Location? {
+        switch event {
+        case .fix(let fix): return location(for: fix)
+        case .report(let report): note(report)
+        case .deviceActivated(let device): note(.device(device))
+        case .deviceClosed(let path): note(.device(DeviceInfo(path: path)))
+        case .watching, .receiverLost, .receiverBack: break
+        }
+        return nil
+    }
+}

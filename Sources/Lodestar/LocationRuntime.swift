@@ -10,8 +10,8 @@ final class LocationRuntime {
     private let source: any RuntimeSource
     private var policy: Policy
     private var assembler: LocationAssembler
-    /// The timers the policy holds, by id (scheduling again replaces a deadline).
-    private var timers: [TimerID: Instant] = [:]
+    /// The timers the policy holds.
+    private var timers = PolicyTimers()
     /// The latest instant handed to the policy: instants never go back, whatever the source says.
     private var last = Instant(seconds: 0)
     /// A loss was passed on and the receiver has not come back since.
@@ -47,7 +47,7 @@ final class LocationRuntime {
                 }
             }
             if done { break }
-            switch source.next(before: nextTimer?.deadline, inbox: core.inbox) {
+            switch source.next(before: timers.next?.at, inbox: core.inbox) {
             case .event(let event, let instant):
                 fireTimers(through: instant)
                 receive(event, at: instant)
@@ -65,16 +65,13 @@ final class LocationRuntime {
     // MARK: Inputs
 
     private func receive(_ event: LiveEvent, at instant: Instant) {
-        switch event {
-        case .fix(let fix):
-            guard let location = assembler.location(for: fix) else { return }
+        if let location = assembler.location(after: event) {
             handle(.fix(location), at: instant)
-        case .report(let report):
-            assembler.note(report)
-        case .deviceActivated(let device):
-            assembler.note(.device(device))
-        case .deviceClosed(let path):
-            assembler.note(.device(DeviceInfo(path: path)))
+            return
+        }
+        switch event {
+        case .fix, .report, .deviceActivated, .deviceClosed:
+            break
         case .receiverLost(let reason):
             guard !receiverLost else { return }
             receiverLost = true
@@ -98,16 +95,10 @@ final class LocationRuntime {
 
     // MARK: Timers
 
-    /// The earliest timer; ties in the order of their names, so replays are deterministic.
-    private var nextTimer: (id: TimerID, deadline: Instant)? {
-        timers.min { ($0.value, $0.key.description) < ($1.value, $1.key.description) }.map { ($0.key, $0.value) }
-    }
-
     /// Fires, in deadline order, every timer due at or before `instant`, each at its own deadline.
     private func fireTimers(through instant: Instant) {
-        while !done, let next = nextTimer, next.deadline <= instant {
-            timers[next.id] = nil
-            handle(.timerFired(next.id), at: next.deadline)
+        while !done, let due = timers.popDue(through: instant) {
+            handle(.timerFired(due.id), at: due.at)
         }
     }
 
@@ -136,10 +127,8 @@ final class LocationRuntime {
                 default:
                     break
                 }
-            case .schedule(let id, let deadline):
-                timers[id] = deadline
-            case .cancel(let id):
-                timers[id] = nil
+            case .schedule, .cancel:
+                timers.apply(action)
             case .discard:
                 break
             }

@@ -18,12 +18,7 @@ func truthTrack(_ contents: CaptureContents) -> [(t: Double, location: Location)
     var assembler = LocationAssembler(origin: .replay)
     var track: [(t: Double, location: Location)] = []
     CaptureReplayer(contents).run(onEvent: { t, event in
-        switch event {
-        case .fix(let fix): if let location = assembler.location(for: fix) { track.append((t, location)) }
-        case .report(let report): assembler.note(report)
-        case .deviceActivated(let device): assembler.note(.device(device))
-        default: break
-        }
+        if let location = assembler.location(after: event) { track.append((t, location)) }
     })
     return track
 }

@@ -70,6 +70,21 @@ struct JSONObject {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    /// A member whose quoted key and JSON value are already bytes.
+    mutating func add(rawKey: [UInt8], json value: [UInt8]) {
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: rawKey)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: value)
+    }
+
+    /// A member whose value is already JSON (a nested object or array).
+    mutating func add(_ name: StaticString, json value: [UInt8]?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: value)
+    }
+
     /// The object, closed, with its newline.
     var line: String {
         var result = closed

@@ -70,7 +70,7 @@ enum CaptureInput {
 enum ReplayCommand {
     static let usage = """
         USAGE: lodestar replay <file> [--speed <n>|max] [--format jsonl|text|gpx|geojson] [--through-gpsd] [--count <n>]
-                               [--profile <name|file>]
+                               [--profile <name|file> [--evaluate [--json] [--report <file.html>]]]
 
         Replays a capture (from 'lodestar record' or 'lodestar import') or a raw NMEA/UBX log (imported on
         the fly with gpsd's gpsdecode) and prints what 'lodestar watch' printed, one location per receiver
@@ -102,9 +102,13 @@ enum ReplayCommand {
         let count: Int?
         let throughGPSD: Bool
         let profileName: String?
+        let evaluate: Bool
+        let evaluationJSON: Bool
+        let reportPath: String?
         do throws(UsageError) {
             let parsed = try ParsedArguments(
-                arguments, valued: ["speed", "format", "count", "profile"], flagNames: ["through-gpsd"])
+                arguments, valued: ["speed", "format", "count", "profile", "report"],
+                flagNames: ["through-gpsd", "evaluate", "json"])
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success
@@ -121,6 +125,13 @@ enum ReplayCommand {
             profileName = parsed.string("profile")
             if profileName != nil, throughGPSD {
                 throw UsageError(message: "--profile simulates the receiver and cannot be combined with --through-gpsd")
+            }
+            evaluate = parsed.flags.contains("evaluate")
+            evaluationJSON = parsed.flags.contains("json")
+            reportPath = parsed.string("report")
+            if evaluate, profileName == nil { throw UsageError(message: "--evaluate needs --profile") }
+            if !evaluate, evaluationJSON || reportPath != nil {
+                throw UsageError(message: "--json and --report go with --evaluate")
             }
             if parsed.string("speed") == "max" {
                 speed = nil
@@ -142,6 +153,10 @@ enum ReplayCommand {
         switch CaptureInput.load(path, command: "replay", context: context) {
         case .success(let loaded): contents = loaded
         case .failure(let failure): return failure.code
+        }
+        if let profile, evaluate {
+            return evaluateProfile(
+                contents, path: path, profile: profile, json: evaluationJSON, reportPath: reportPath, context: context)
         }
         if let profile {
             return simulate(contents, path: path, profile: profile, format: format, count: count, context: context)
@@ -220,6 +235,41 @@ enum ReplayCommand {
                 + "\(TextLine.fixed(summary.duration, decimals: 0, width: 1)) s; \(summary.deliveredLocations) "
                 + "locations delivered of \(summary.trueFixes) fixes (\(summary.producedFixes) produced while up)")
         return .success
+    }
+
+    /// `--evaluate`: the figures of the profile, the baselines and the oracle.
+    private static func evaluateProfile(
+        _ contents: CaptureContents, path: String, profile: Profile, json: Bool, reportPath: String?,
+        context: CommandContext
+    ) -> ExitCode {
+        let evaluation = Evaluator(setup: profile.simulationSetup, bound: profile.stalenessBound, name: profile.name)
+            .evaluate(contents)
+        guard evaluation.trueFixes > 0 else {
+            context.say("lodestar replay: \(path) has no position fix to evaluate (the receiver never had one)")
+            return .dataError
+        }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if let reportPath {
+            let html = EvaluationReport.html(evaluation, capture: name, profile: profile.name)
+            do throws(SystemError) {
+                let writer = try CaptureFileWriter(path: reportPath, replacing: true)
+                try writer.write(Array(html.utf8))
+                try writer.close()
+            } catch {
+                context.say("lodestar replay: cannot write the report \(reportPath): \(error.reason)")
+                return .ioError
+            }
+        }
+        let text =
+            json
+            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name)
+            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name)
+        switch context.standardOutput.write(text) {
+        case .written, .readerGone: return .success
+        case .failed(let code):
+            context.say("lodestar replay: cannot write output: \(SystemError("write", "stdout", code: code).reason)")
+            return .ioError
+        }
     }
 
     /// Feeds the capture's `rx` bytes to a private gpsd on a pty and prints what it reports. The number of

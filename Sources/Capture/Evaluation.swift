@@ -1,0 +1,494 @@
+import GPSModel
+import Policy
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The truth of a capture: every location it holds, on its clock (DESIGN.md §4: the full capture is the
+/// truth a policy is judged against).
+public struct TrueTrack: Sendable {
+    public let points: [(t: Double, location: Location)]
+
+    public init(points: [(t: Double, location: Location)]) {
+        self.points = points
+    }
+
+    /// The capture through the live pipeline (decoder, epoch collapsing, assembler).
+    public init(_ contents: CaptureContents) {
+        var assembler = LocationAssembler(origin: .replay)
+        var points: [(t: Double, location: Location)] = []
+        CaptureReplayer(contents).run(onEvent: { t, event in
+            if let location = assembler.location(after: event) { points.append((t, location)) }
+        })
+        self.points = points
+    }
+
+    public var first: Double { points.first?.t ?? 0 }
+    public var last: Double { points.last?.t ?? 0 }
+    public var duration: Double { last - first }
+
+    /// Stops: runs of at least `minimum` seconds whose fixes stay within `radius` of the run's centroid,
+    /// slower than 1 m/s, with no gap over 30 s. The departure is the first fix farther than `radius` from
+    /// the centroid after the run (a car creeping off a stop is still near it for a while).
+    public func stops(minimum: Double, radius: Double = 25) -> [(start: Double, end: Double, departure: Double?)] {
+        var stops: [(start: Double, end: Double, departure: Double?)] = []
+        var index = 0
+        while index < points.count {
+            var end = index
+            var latitude = points[index].location.latitude
+            var longitude = points[index].location.longitude
+            while end + 1 < points.count {
+                let next = points[end + 1]
+                let count = Double(end - index + 1)
+                let distance = Geodesy.distance(
+                    latitude1: latitude / count, longitude1: longitude / count, latitude2: next.location.latitude,
+                    longitude2: next.location.longitude)
+                guard (next.location.speed ?? 0) < 1, distance <= radius, next.t - points[end].t < 30 else { break }
+                latitude += next.location.latitude
+                longitude += next.location.longitude
+                end += 1
+            }
+            if points[end].t - points[index].t >= minimum {
+                let count = Double(end - index + 1)
+                let centre = (latitude / count, longitude / count)
+                let departure = points[(end + 1)...].first {
+                    Geodesy.distance(
+                        latitude1: centre.0, longitude1: centre.1, latitude2: $0.location.latitude,
+                        longitude2: $0.location.longitude) > radius
+                }
+                stops.append((points[index].t, points[end].t, departure?.t))
+            }
+            index = end + 1
+        }
+        return stops
+    }
+}
+
+/// What one run (the policy, a baseline, the oracle) cost and how good its track was.
+public struct RunFigures: Sendable, Equatable {
+    public var name: String
+    /// Charge drawn by the receiver, mAh.
+    public var energy: Double
+    /// Percentage of always-on for the same capture and receiver model.
+    public var energyPercent: Double
+    /// Staleness at the true fixes (metres from the true position to the last location the application
+    /// had been given), over the fixes at which it had one.
+    public var staleness: Staleness
+    /// Seconds of the capture during which the application had no location at all (before the first).
+    public var secondsWithoutLocation: Double
+    public var delivered: Int
+    /// Seconds the receiver was down (standby or off).
+    public var downSeconds: Double
+    /// Wakes from down (power-ups), each paying a time to first fix.
+    public var wakes: Int
+
+    public struct Staleness: Sendable, Equatable {
+        public var p50: Double
+        public var p95: Double
+        public var max: Double
+        /// True fixes where it was over the bound.
+        public var overBound: Int
+    }
+
+    /// Whether the run kept staleness within `bound` at every true fix (and had a location from the start).
+    public var meetsBoundEverywhere: Bool { staleness.overBound == 0 }
+}
+
+/// Evaluation arithmetic shared by the policy's run, the baselines and the oracle.
+public enum EvaluationMath {
+    /// mAh for a receiver timeline.
+    public static func energy(_ timeline: [ReceiverInterval], model: ReceiverModel) -> Double {
+        timeline.reduce(0) { total, interval in
+            let current: Double
+            switch interval.state {
+            case .acquiring: current = model.current.acquisition
+            case .tracking: current = model.current.tracking
+            case .powerSave: current = model.current.powerSave
+            case .standby: current = model.current.standby
+            case .off: current = model.current.off
+            }
+            return total + current * (interval.end - interval.start) / 3600
+        }
+    }
+
+    /// The nearest-rank percentile of sorted values.
+    public static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+        return sorted[min(max(rank, 1), sorted.count) - 1]
+    }
+
+    /// Staleness at every true fix for deliveries `(t, location)` in time order.
+    public static func staleness(
+        truth: TrueTrack, deliveries: [(t: Double, location: Location)], bound: Double
+    ) -> (RunFigures.Staleness, withoutLocation: Double, perFix: [Double?]) {
+        var values: [Double] = []
+        var perFix: [Double?] = []
+        values.reserveCapacity(truth.points.count)
+        var index = -1
+        var firstLocationAt: Double?
+        for point in truth.points {
+            while index + 1 < deliveries.count, deliveries[index + 1].t <= point.t { index += 1 }
+            guard index >= 0 else {
+                perFix.append(nil)
+                continue
+            }
+            if firstLocationAt == nil { firstLocationAt = deliveries[index].t }
+            let distance = Geodesy.distance(from: deliveries[index].location, to: point.location)
+            values.append(distance)
+            perFix.append(distance)
+        }
+        let sorted = values.sorted()
+        let without = (firstLocationAt ?? truth.last) - truth.first
+        // A true fix with no location yet counts as over the bound.
+        let overBound = values.count { $0 > bound } + (truth.points.count - values.count)
+        return (
+            RunFigures.Staleness(
+                p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), max: sorted.last ?? 0,
+                overBound: overBound),
+            without, perFix
+        )
+    }
+
+    /// Distance from each true position to the delivered track (the polyline through every delivered
+    /// location, in order): for batching profiles, where staleness says little.
+    public static func trackError(truth: TrueTrack, delivered: [Location]) -> (p50: Double, p95: Double, max: Double)? {
+        guard !delivered.isEmpty else { return nil }
+        var errors: [Double] = []
+        errors.reserveCapacity(truth.points.count)
+        // Local flat projection around the first point: the tracks here span tens of km at most.
+        let origin = delivered[0]
+        let scale = cosine(origin.latitude)
+        func project(_ location: Location) -> (x: Double, y: Double) {
+            ((location.longitude - origin.longitude) * 111_320 * scale, (location.latitude - origin.latitude) * 110_574)
+        }
+        let track = delivered.map(project)
+        for point in truth.points {
+            let p = project(point.location)
+            var best = Double.infinity
+            if track.count == 1 { best = hypot(p.x - track[0].x, p.y - track[0].y) }
+            for (a, b) in zip(track, track.dropFirst()) {
+                best = min(best, segmentDistance(p, a, b))
+            }
+            errors.append(best)
+        }
+        let sorted = errors.sorted()
+        return (percentile(sorted, 0.5), percentile(sorted, 0.95), sorted.last ?? 0)
+    }
+
+    static func segmentDistance(_ p: (x: Double, y: Double), _ a: (x: Double, y: Double), _ b: (x: Double, y: Double))
+        -> Double
+    {
+        let dx = b.x - a.x
+        let dy = b.y - a.y
+        let length = dx * dx + dy * dy
+        guard length > 0 else { return hypot(p.x - a.x, p.y - a.y) }
+        let u = max(0, min(1, ((p.x - a.x) * dx + (p.y - a.y) * dy) / length))
+        return hypot(p.x - (a.x + u * dx), p.y - (a.y + u * dy))
+    }
+
+    static func cosine(_ degrees: Double) -> Double {
+        cos(degrees * .pi / 180)
+    }
+
+    static func hypot(_ x: Double, _ y: Double) -> Double { (x * x + y * y).squareRoot() }
+}
+
+/// A profile's run on a capture next to the baselines and the oracle (DESIGN.md §4, issue 5).
+public struct Evaluation: Sendable {
+    public var trueFixes: Int
+    public var duration: Double
+    public var bound: Double
+    public var receiver: ReceiverModel
+    public var policy: RunFigures
+    /// For profiles that batch: distance from each true position to the delivered track.
+    public var trackError: TrackError?
+    public var pauses: [PauseFigures]
+    public var failedAcquisitions: Int
+    public var alwaysOn: RunFigures
+    /// The largest interval (seconds) whose staleness p95 still meets the bound, and its figures; nil when
+    /// not even the shortest does.
+    public var interval: (seconds: Double, figures: RunFigures)?
+    public var stopTimeout: RunFigures
+    public var oracle: RunFigures
+    /// The policy's energy over the oracle's.
+    public var ratioToOracle: Double
+
+    // What the report draws.
+    public var truth: TrueTrack
+    public var timeline: [ReceiverInterval]
+    public var deliveries: [(t: Double, location: Location)]
+    public var events: [(t: Double, kind: PolicyEventKind, detail: String)]
+    public var stalenessPerFix: [Double?]
+
+    public struct TrackError: Sendable, Equatable {
+        public var p50: Double
+        public var p95: Double
+        public var max: Double
+    }
+
+    /// A pause and the resume after it, against the true stop (nil when the pause matches none).
+    public struct PauseFigures: Sendable, Equatable {
+        public var pausedAt: Double
+        public var resumedAt: Double?
+        /// Seconds from the true stop's start to the pause.
+        public var delayAfterStop: Double?
+        /// Seconds from the true departure to the resume.
+        public var delayAfterDeparture: Double?
+    }
+
+    /// Every run the evaluation compares, in table order.
+    public var runs: [RunFigures] {
+        [policy, alwaysOn] + (interval.map { [$0.figures] } ?? []) + [stopTimeout, oracle]
+    }
+}
+
+/// Computes an `Evaluation`: the profile's simulated run (`ReceiverSimulation`), the baselines on the same
+/// simulated receiver, and the oracle.
+public struct Evaluator: Sendable {
+    public let setup: SimulationSetup
+    /// Staleness bound in metres (the profile's).
+    public let bound: Double
+    public let name: String
+
+    /// The transistorsoft baseline's settings (its documented defaults).
+    public static let stopTimeoutRadius = 25.0
+    public static let stopTimeout = 300.0
+    public static let stopTimeoutProbe = 60.0
+    /// The intervals tried for the `interval:N` baseline.
+    public static let intervals: [Double] = [
+        1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 450, 600, 900, 1200, 1800, 3600,
+    ]
+
+    public init(setup: SimulationSetup, bound: Double, name: String) {
+        self.setup = setup
+        self.bound = bound
+        self.name = name
+    }
+
+    public func evaluate(_ contents: CaptureContents) -> Evaluation {
+        let truth = TrueTrack(contents)
+        var deliveries: [(t: Double, location: Location)] = []
+        var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
+        let summary = ReceiverSimulation(setup: setup).run(contents) { output in
+            switch output {
+            case .locations(let t, let locations): for location in locations { deliveries.append((t, location)) }
+            case .event(let t, let kind, let detail):
+                events.append((t, kind, detail))
+                // What the application is handed besides updates: a significant change, a request's answer.
+                switch kind {
+                case .significantChange(let location), .requestCompleted(_, let location): deliveries.append((t, location))
+                default: break
+                }
+            case .regime: break
+            }
+        }
+        let model = setup.receiver
+        let alwaysOnEnergy = model.current.tracking * truth.duration / 3600
+        func figures(
+            _ name: String, timeline: [ReceiverInterval], deliveries: [(t: Double, location: Location)]
+        ) -> (RunFigures, [Double?]) {
+            let energy = EvaluationMath.energy(timeline, model: model)
+            let (staleness, without, perFix) = EvaluationMath.staleness(truth: truth, deliveries: deliveries, bound: bound)
+            let down = timeline.reduce(0.0) { $0 + ($1.state == .standby || $1.state == .off ? $1.end - $1.start : 0) }
+            var wakes = 0
+            for (previous, next) in zip(timeline, timeline.dropFirst())
+            where (previous.state == .standby || previous.state == .off)
+                && (next.state == .acquiring || next.state == .tracking || next.state == .powerSave)
+            {
+                wakes += 1
+            }
+            return (
+                RunFigures(
+                    name: name, energy: energy, energyPercent: alwaysOnEnergy > 0 ? energy / alwaysOnEnergy * 100 : 0,
+                    staleness: staleness, secondsWithoutLocation: without, delivered: deliveries.count,
+                    downSeconds: down, wakes: wakes),
+                perFix
+            )
+        }
+
+        let (policy, perFix) = figures("profile:" + name, timeline: summary.timeline, deliveries: deliveries)
+        let alwaysOn = figures(
+            "always-on",
+            timeline: truth.points.isEmpty ? [] : [ReceiverInterval(start: truth.first, end: truth.last, state: .tracking)],
+            deliveries: truth.points
+        ).0
+        var interval: (seconds: Double, figures: RunFigures)?
+        // Staleness does not grow strictly with N (a sleep can end just as a stop does): try them all.
+        for seconds in Self.intervals {
+            let run = Baselines.interval(truth, every: seconds, model: model)
+            let result = figures("interval:\(Int(seconds))", timeline: run.timeline, deliveries: run.deliveries).0
+            if result.staleness.p95 <= bound { interval = (seconds, result) }
+        }
+        let stop = Baselines.stopTimeout(
+            truth, radius: Self.stopTimeoutRadius, timeout: Self.stopTimeout, probe: Self.stopTimeoutProbe, model: model)
+        let stopFigures = figures("stop-timeout", timeline: stop.timeline, deliveries: stop.deliveries).0
+        let oracleRun = Baselines.oracle(truth, bound: bound, model: model)
+        let oracle = figures("oracle", timeline: oracleRun.timeline, deliveries: oracleRun.deliveries).0
+
+        // Batching profiles hold locations: their track, not their staleness, says how good it is.
+        let trackError =
+            setup.deferral == nil
+            ? nil
+            : EvaluationMath.trackError(truth: truth, delivered: deliveries.map(\.location)).map {
+                Evaluation.TrackError(p50: $0.p50, p95: $0.p95, max: $0.max)
+            }
+
+        return Evaluation(
+            trueFixes: truth.points.count, duration: truth.duration, bound: bound, receiver: model, policy: policy,
+            trackError: trackError, pauses: Self.pauses(events: events, truth: truth, setup: setup),
+            failedAcquisitions: events.count { $0.kind == .acquisitionFailed }, alwaysOn: alwaysOn,
+            interval: interval, stopTimeout: stopFigures, oracle: oracle,
+            ratioToOracle: oracle.energy > 0 ? policy.energy / oracle.energy : (policy.energy > 0 ? .infinity : 1),
+            truth: truth, timeline: summary.timeline, deliveries: deliveries, events: events, stalenessPerFix: perFix)
+    }
+
+    /// Each pause with its resume, matched to the true stop it falls in (stops as long as the activity's
+    /// window, within its radius).
+    static func pauses(
+        events: [(t: Double, kind: PolicyEventKind, detail: String)], truth: TrueTrack, setup: SimulationSetup
+    ) -> [Evaluation.PauseFigures] {
+        let activity = setup.updates?.activityType ?? .other
+        let rule = setup.policy.stationary[activity]
+        let stops = truth.stops(minimum: min(rule.window ?? 120, 120), radius: rule.radius / 2)
+        var result: [Evaluation.PauseFigures] = []
+        for (index, event) in events.enumerated() where event.kind.name == "paused" {
+            let resumed = events[(index + 1)...].first { $0.kind == .resumed }?.t
+            let stop = stops.first { event.t >= $0.start - 1 && event.t <= ($0.departure ?? .infinity) + 1 }
+            result.append(
+                Evaluation.PauseFigures(
+                    pausedAt: event.t, resumedAt: resumed, delayAfterStop: stop.map { event.t - $0.start },
+                    delayAfterDeparture: stop.flatMap { stop in
+                        guard let departure = stop.departure, let resumed else { return nil }
+                        return resumed - departure
+                    }))
+        }
+        return result
+    }
+}
+
+/// The runs a profile is compared with, on the same simulated receiver. Each returns its receiver timeline
+/// and what it delivered.
+public enum Baselines {
+    public typealias Run = (timeline: [ReceiverInterval], deliveries: [(t: Double, location: Location)])
+
+    /// One fix every `every` seconds, the receiver down in between (in whichever of standby or off is
+    /// cheaper for that sleep); after each wake the first fix comes after the model's time to first fix.
+    public static func interval(_ truth: TrueTrack, every: Double, model: ReceiverModel) -> Run {
+        guard let first = truth.points.first else { return ([], []) }
+        var receiver = SimulatedReceiver(model: model, start: first.t)
+        var deliveries: [(t: Double, location: Location)] = [first]
+        let down = model.cheaperDownRegime(forSleepOf: every)
+        _ = receiver.setRegime(down, at: first.t)
+        var wakeAt = first.t + every
+        var awake = false
+        for point in truth.points.dropFirst() {
+            if !awake, point.t >= wakeAt {
+                _ = receiver.setRegime(.continuous, at: wakeAt)
+                awake = true
+            }
+            if awake, receiver.producesFix(at: point.t) {
+                deliveries.append(point)
+                _ = receiver.setRegime(down, at: point.t)
+                awake = false
+                wakeAt = point.t + every
+            }
+        }
+        return (receiver.timeline(until: truth.last), deliveries)
+    }
+
+    /// transistorsoft's model: tracking and delivering every fix until the device has stayed within `radius`
+    /// of an anchor for `timeout`; then down, with a probe every `probe` seconds; a probe outside the radius
+    /// resumes tracking.
+    public static func stopTimeout(
+        _ truth: TrueTrack, radius: Double, timeout: Double, probe: Double, model: ReceiverModel
+    ) -> Run {
+        guard let first = truth.points.first else { return ([], []) }
+        var receiver = SimulatedReceiver(model: model, start: first.t)
+        var deliveries: [(t: Double, location: Location)] = []
+        var anchor = first
+        var stopped = false
+        var probing = false
+        var nextProbe = 0.0
+        let down = model.cheaperDownRegime(forSleepOf: probe)
+        for point in truth.points {
+            if stopped {
+                if !probing {
+                    guard point.t >= nextProbe else { continue }
+                    _ = receiver.setRegime(.continuous, at: nextProbe)
+                    probing = true
+                }
+                guard receiver.producesFix(at: point.t) else { continue }
+                probing = false
+                if Geodesy.distance(from: anchor.location, to: point.location) > radius {
+                    stopped = false
+                    anchor = point
+                    deliveries.append(point)
+                } else {
+                    _ = receiver.setRegime(down, at: point.t)
+                    nextProbe = point.t + probe
+                }
+                continue
+            }
+            deliveries.append(point)
+            if Geodesy.distance(from: anchor.location, to: point.location) > radius {
+                anchor = point
+            } else if point.t - anchor.t >= timeout {
+                stopped = true
+                _ = receiver.setRegime(down, at: point.t)
+                nextProbe = point.t + probe
+            }
+        }
+        return (receiver.timeline(until: truth.last), deliveries)
+    }
+
+    /// The physical limit: knowing the whole truth, a location is needed only when the last one delivered
+    /// would otherwise be farther than `bound` from the true position; between two needed fixes the receiver
+    /// either stays up or goes down and wakes exactly its time to first fix before the next, whichever costs
+    /// less charge. After the last needed fix it is off.
+    public static func oracle(_ truth: TrueTrack, bound: Double, model: ReceiverModel) -> Run {
+        guard let first = truth.points.first else { return ([], []) }
+        var needed: [(t: Double, location: Location)] = [first]
+        for point in truth.points.dropFirst() {
+            if let last = needed.last, Geodesy.distance(from: last.location, to: point.location) > bound {
+                needed.append(point)
+            }
+        }
+        var timeline: [ReceiverInterval] = []
+        for (from, to) in zip(needed, needed.dropFirst()) {
+            timeline += cheapestGap(from: from.t, to: to.t, model: model)
+        }
+        if let last = needed.last, truth.last > last.t {
+            let state: ReceiverInterval.State = model.current.off <= model.current.standby ? .off : .standby
+            timeline.append(ReceiverInterval(start: last.t, end: truth.last, state: state))
+        }
+        return (timeline, needed)
+    }
+
+    /// Up the whole gap, or down and back up in time for a fix at `to`: the cheaper in charge.
+    static func cheapestGap(from start: Double, to end: Double, model: ReceiverModel) -> [ReceiverInterval] {
+        let gap = end - start
+        var best = [ReceiverInterval(start: start, end: end, state: .tracking)]
+        var bestCharge = model.current.tracking * gap
+        var ways: [ReceiverRegime] = [.off]
+        if model.supportedRegimes.contains(.standby) { ways.append(.standby) }
+        for way in ways {
+            // The time to first fix depends on how long the receiver is down, which depends on it: take the
+            // hot start if the down time that leaves is within the hot window, else the warm one.
+            var firstFix = model.timeToFirstFix(afterDown: max(0, gap - model.timeToFirstFix.hot), in: way)
+            if firstFix > model.timeToFirstFix.hot { firstFix = model.timeToFirstFix(afterDown: gap - firstFix, in: way) }
+            guard gap > firstFix else { continue }
+            let downCurrent = way == .standby ? model.current.standby : model.current.off
+            let charge = downCurrent * (gap - firstFix) + model.current.acquisition * firstFix
+            if charge < bestCharge {
+                bestCharge = charge
+                best = [
+                    ReceiverInterval(start: start, end: end - firstFix, state: way == .standby ? .standby : .off),
+                    ReceiverInterval(start: end - firstFix, end: end, state: .acquiring),
+                ]
+            }
+        }
+        return best
+    }
+}

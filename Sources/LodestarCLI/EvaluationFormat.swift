@@ -1,0 +1,144 @@
+import Capture
+import GPSModel
+import Policy
+
+/// `replay --evaluate`: the figures as one JSON object (`--json`) or a short table for people.
+enum EvaluationFormat {
+    /// Figures rounded to what they can mean (mAh to 0.001, metres and seconds to 0.1, ratios to 0.001), so
+    /// the same input prints the same bytes on any machine.
+    private static func round(_ value: Double, _ places: Double) -> Double {
+        (value * places).rounded() / places
+    }
+
+    static func json(_ evaluation: Evaluation, capture: String, profile: String) -> String {
+        var object = JSONObject()
+        object.add("capture", string: capture)
+        object.add("profile", string: profile)
+        object.add("receiver", string: evaluation.receiver.name)
+        object.add("stalenessBound", number: evaluation.bound)
+        object.add("duration", number: round(evaluation.duration, 10))
+        object.add("trueFixes", integer: evaluation.trueFixes)
+        object.add("policy", json: run(evaluation.policy))
+        object.add("ratioToOracle", number: round(evaluation.ratioToOracle, 1000))
+        var ratios = JSONObject()
+        for baseline in [evaluation.alwaysOn, evaluation.stopTimeout] + (evaluation.interval.map { [$0.figures] } ?? []) {
+            guard baseline.energy > 0 else { continue }
+            ratios.add(dynamicKey: baseline.name, number: round(evaluation.policy.energy / baseline.energy, 1000))
+        }
+        object.add("ratioToBaselines", json: ratios.closed)
+        if let trackError = evaluation.trackError {
+            var error = JSONObject()
+            error.add("p50", number: round(trackError.p50, 10))
+            error.add("p95", number: round(trackError.p95, 10))
+            error.add("max", number: round(trackError.max, 10))
+            object.add("trackError", json: error.closed)
+        }
+        var pauses: [UInt8] = [UInt8(ascii: "[")]
+        for (index, pause) in evaluation.pauses.enumerated() {
+            if index > 0 { pauses.append(UInt8(ascii: ",")) }
+            var item = JSONObject()
+            item.add("pausedAt", number: round(pause.pausedAt, 1000))
+            item.add("resumedAt", number: pause.resumedAt.map { round($0, 1000) })
+            item.add("delayAfterStop", number: pause.delayAfterStop.map { round($0, 10) })
+            item.add("delayAfterDeparture", number: pause.delayAfterDeparture.map { round($0, 10) })
+            pauses += item.closed
+        }
+        pauses.append(UInt8(ascii: "]"))
+        object.add("pauses", json: pauses)
+        object.add("failedAcquisitions", integer: evaluation.failedAcquisitions)
+        var baselines = JSONObject()
+        baselines.add("alwaysOn", json: run(evaluation.alwaysOn))
+        if let interval = evaluation.interval {
+            var entry = JSONObject()
+            entry.add("seconds", number: interval.seconds)
+            entry.add("figures", json: run(interval.figures))
+            baselines.add("interval", json: entry.closed)
+        }
+        baselines.add("stopTimeout", json: run(evaluation.stopTimeout))
+        object.add("baselines", json: baselines.closed)
+        object.add("oracle", json: run(evaluation.oracle))
+        return object.line
+    }
+
+    private static func run(_ figures: RunFigures) -> [UInt8] {
+        var object = JSONObject()
+        object.add("name", string: figures.name)
+        object.add("energy", number: round(figures.energy, 1000))
+        object.add("energyPercent", number: round(figures.energyPercent, 10))
+        var staleness = JSONObject()
+        staleness.add("p50", number: round(figures.staleness.p50, 10))
+        staleness.add("p95", number: round(figures.staleness.p95, 10))
+        staleness.add("max", number: round(figures.staleness.max, 10))
+        staleness.add("overBound", integer: figures.staleness.overBound)
+        object.add("staleness", json: staleness.closed)
+        object.add("secondsWithoutLocation", number: round(figures.secondsWithoutLocation, 10))
+        object.add("delivered", integer: figures.delivered)
+        object.add("downSeconds", number: round(figures.downSeconds, 10))
+        object.add("wakes", integer: figures.wakes)
+        return object.closed
+    }
+
+    static func table(_ evaluation: Evaluation, capture: String, profile: String) -> String {
+        var lines: [String] = []
+        let minutes = TextLine.fixed(evaluation.duration / 60, decimals: 1, width: 1)
+        lines.append(
+            "\(capture): \(evaluation.trueFixes) true fixes over \(minutes) min; profile \(profile), receiver "
+                + "\(evaluation.receiver.name), staleness bound \(TextLine.fixed(evaluation.bound, decimals: 0, width: 1)) m")
+        lines.append("")
+        let header = ["run", "energy mAh", "% always-on", "stale p50 m", "p95 m", "max m", "over bound", "delivered",
+                      "down %", "wakes"]
+        var rows: [[String]] = [header]
+        for figures in evaluation.runs {
+            rows.append([
+                figures.name, TextLine.fixed(figures.energy, decimals: 2, width: 1),
+                TextLine.fixed(figures.energyPercent, decimals: 1, width: 1),
+                TextLine.fixed(figures.staleness.p50, decimals: 1, width: 1),
+                TextLine.fixed(figures.staleness.p95, decimals: 1, width: 1),
+                TextLine.fixed(figures.staleness.max, decimals: 1, width: 1), String(figures.staleness.overBound),
+                String(figures.delivered),
+                TextLine.fixed(evaluation.duration > 0 ? figures.downSeconds / evaluation.duration * 100 : 0, decimals: 1, width: 1),
+                String(figures.wakes),
+            ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            lines.append(
+                row.enumerated().map { column, text in
+                    column == 0
+                        ? text + String(repeating: " ", count: widths[column] - text.count)
+                        : TextLine.pad(text, widths[column])
+                }.joined(separator: "  "))
+        }
+        lines.append("")
+        lines.append("energy / oracle: \(TextLine.fixed(evaluation.ratioToOracle, decimals: 2, width: 1))")
+        if let trackError = evaluation.trackError {
+            lines.append(
+                "track error (batching): p50 \(TextLine.fixed(trackError.p50, decimals: 1, width: 1)) m, p95 "
+                    + "\(TextLine.fixed(trackError.p95, decimals: 1, width: 1)) m, max "
+                    + "\(TextLine.fixed(trackError.max, decimals: 1, width: 1)) m")
+        }
+        for pause in evaluation.pauses {
+            var text = "pause at \(TextLine.fixed(pause.pausedAt, decimals: 0, width: 1)) s"
+            if let delay = pause.delayAfterStop { text += " (\(TextLine.fixed(delay, decimals: 0, width: 1)) s after the stop)" }
+            if let resumed = pause.resumedAt {
+                text += ", resumed at \(TextLine.fixed(resumed, decimals: 0, width: 1)) s"
+                if let delay = pause.delayAfterDeparture {
+                    text += " (\(TextLine.fixed(delay, decimals: 0, width: 1)) s after the departure)"
+                }
+            }
+            lines.append(text)
+        }
+        if evaluation.failedAcquisitions > 0 { lines.append("failed acquisitions: \(evaluation.failedAcquisitions)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension JSONObject {
+    /// A number under a key known only at run time (a baseline's name).
+    mutating func add(dynamicKey name: String, number value: Double) {
+        guard value.isFinite else { return }
+        var quoted: [UInt8] = []
+        JSONObject.appendQuoted(name, to: &quoted)
+        add(rawKey: quoted, json: Array(value.description.utf8))
+    }
+}

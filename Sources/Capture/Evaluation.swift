@@ -445,8 +445,9 @@ public enum Baselines {
 
     /// The physical limit: knowing the whole truth, a location is needed only when the last one delivered
     /// would otherwise be farther than `bound` from the true position; between two needed fixes the receiver
-    /// either stays up or goes down and wakes exactly its time to first fix before the next, whichever costs
-    /// less charge. After the last needed fix it is off.
+    /// either stays up (tracking, or power-save cycling where the model has it and it is cheaper) or goes
+    /// down and wakes exactly its time to first fix before the next, whichever costs less charge. After the
+    /// last needed fix it is off.
     public static func oracle(_ truth: TrueTrack, bound: Double, model: ReceiverModel) -> Run {
         guard let first = truth.points.first else { return ([], []) }
         var needed: [(t: Double, location: Location)] = [first]
@@ -469,8 +470,10 @@ public enum Baselines {
     /// Up the whole gap, or down and back up in time for a fix at `to`: the cheaper in charge.
     static func cheapestGap(from start: Double, to end: Double, model: ReceiverModel) -> [ReceiverInterval] {
         let gap = end - start
-        var best = [ReceiverInterval(start: start, end: end, state: .tracking)]
-        var bestCharge = model.current.tracking * gap
+        // Staying up costs the cheaper of tracking and power-save cycling (which still gives a fix a second).
+        let savesPower = model.supportedRegimes.contains(.powerSave) && model.current.powerSave < model.current.tracking
+        var best = [ReceiverInterval(start: start, end: end, state: savesPower ? .powerSave : .tracking)]
+        var bestCharge = (savesPower ? model.current.powerSave : model.current.tracking) * gap
         var ways: [ReceiverRegime] = [.off]
         if model.supportedRegimes.contains(.standby) { ways.append(.standby) }
         for way in ways {

@@ -57,6 +57,12 @@ public struct ReceiverInterval: Sendable, Equatable {
     public var start: Double
     public var end: Double
     public var state: State
+
+    public init(start: Double, end: Double, state: State) {
+        self.start = start
+        self.end = end
+        self.state = state
+    }
 }
 
 /// The outcome of a simulated replay.

@@ -15,12 +15,7 @@ func importedCapture(_ name: String) throws -> CaptureContents {
 
 /// Every location the capture holds, on its clock: the truth a simulated replay is judged against.
 func truthTrack(_ contents: CaptureContents) -> [(t: Double, location: Location)] {
-    var assembler = LocationAssembler(origin: .replay)
-    var track: [(t: Double, location: Location)] = []
-    CaptureReplayer(contents).run(onEvent: { t, event in
-        if let location = assembler.location(after: event) { track.append((t, location)) }
-    })
-    return track
+    TrueTrack(contents).points
 }
 
 /// A simulated replay's outputs, collected.
@@ -58,36 +53,6 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
     return setup
 }
 
-/// Stops in a true track: runs of at least `minimum` seconds whose fixes all stay within `radius` of the
-/// run's centroid and slower than 1 m/s. The departure is the first fix after the run.
-func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radius: Double = 25)
-    -> [(start: Double, departure: Double)]
-{
-    var stops: [(start: Double, departure: Double)] = []
-    var index = 0
-    while index < track.count {
-        var end = index
-        var latitude = track[index].location.latitude
-        var longitude = track[index].location.longitude
-        while end + 1 < track.count {
-            let next = track[end + 1].location
-            let count = Double(end - index + 1)
-            let centre = Location(timestamp: next.timestamp, latitude: latitude / count, longitude: longitude / count, fixMode: .twoD)
-            guard (next.speed ?? 0) < 1, Geodesy.distance(from: centre, to: next) <= radius,
-                track[end + 1].t - track[end].t < 30
-            else { break }
-            latitude += next.latitude
-            longitude += next.longitude
-            end += 1
-        }
-        if end + 1 < track.count, track[end].t - track[index].t >= minimum {
-            stops.append((track[index].t, track[end + 1].t))
-        }
-        index = end + 1
-    }
-    return stops
-}
-
 @Suite struct PolicyReplayTests {
     static let drives = [
         "garmin-drive-reno-tahoe-2h43m.nmea", "garmin-geko201-regensburg-drive-26m.nmea",
@@ -106,29 +71,30 @@ func trueStops(_ track: [(t: Double, location: Location)], minimum: Double, radi
         for pause in run.times(of: "paused") {
             pausedStretches.append(pause...(resumed.first { $0 > pause } ?? .infinity))
         }
-        let track = truthTrack(contents)
-        let stops = trueStops(track, minimum: 120)
+        let truth = TrueTrack(contents)
+        let track = truth.points
+        let stops = truth.stops(minimum: 120)
         // The Reno drive has five such stops (the others have none of two minutes); the check is not empty.
         if capture == "garmin-drive-reno-tahoe-2h43m.nmea" { #expect(stops.count == 5) }
         for stop in stops {
             // Detected while the car stands: updates are paused at some point of the stop (a logging gap can
             // split one long stop in two; the pause then began in the first part).
-            let detected = pausedStretches.contains { $0.overlaps(stop.start...stop.departure) }
-            #expect(detected, "\(capture): stop at \(Int(stop.start)) s to \(Int(stop.departure)) s not paused")
+            let detected = pausedStretches.contains { $0.overlaps(stop.start...stop.end) }
+            #expect(detected, "\(capture): stop at \(Int(stop.start)) s to \(Int(stop.end)) s not paused")
             guard detected else { continue }
             // The departure, as the profile sees one: the first fix after the stop farther than the stationary
             // radius from where the car stood (a car creeping off a stop is still within it for a while).
-            let standing = track.filter { $0.t >= stop.start && $0.t < stop.departure }.map(\.location)
+            let standing = track.filter { $0.t >= stop.start && $0.t <= stop.end }.map(\.location)
             let centre = Location(
                 timestamp: standing[0].timestamp,
                 latitude: standing.map(\.latitude).reduce(0, +) / Double(standing.count),
                 longitude: standing.map(\.longitude).reduce(0, +) / Double(standing.count), fixMode: .twoD)
             let departure = try #require(
-                track.first { $0.t >= stop.departure && Geodesy.distance(from: centre, to: $0.location) > rule.radius }
+                track.first { $0.t > stop.end && Geodesy.distance(from: centre, to: $0.location) > rule.radius }
             ).t
             // It resumes updates within one (longest) probe interval plus a warm start.
             let limit = departure + rule.maximumProbeInterval + setup.receiver.timeToFirstFix.warm + 5
-            let resume = resumed.first { $0 >= stop.departure - 1 }
+            let resume = resumed.first { $0 >= stop.end }
             #expect(resume.map { $0 <= limit } ?? false,
                 "\(capture): departure at \(Int(departure)) s resumed at \(resume.map { String(Int($0)) } ?? "never")")
         }

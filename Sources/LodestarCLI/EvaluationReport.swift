@@ -60,17 +60,19 @@ enum EvaluationReport {
     private static func legend() -> String {
         var text = "<ul class=\"legend\">\n"
         for style in RegimeStyle.all {
-            text += "<li><svg width=\"30\" height=\"12\" aria-hidden=\"true\"><line x1=\"2\" y1=\"6\" x2=\"28\" y2=\"6\" "
-            text += "class=\"track \(style.state.rawValue)\"/></svg>\(escape(style.label))</li>\n"
+            text += "<li><svg width=\"30\" height=\"12\" aria-hidden=\"true\">"
+            text += "<line x1=\"2\" y1=\"6\" x2=\"28\" y2=\"6\" class=\"track \(style.state.rawValue)\"/></svg>"
+            text += "\(escape(style.label))</li>\n"
         }
         text += "<li><svg width=\"30\" height=\"12\" aria-hidden=\"true\"><line x1=\"2\" y1=\"6\" x2=\"28\" y2=\"6\" "
         text += "class=\"truth\"/></svg>true track</li>\n"
         text += "<li><svg width=\"30\" height=\"22\" aria-hidden=\"true\"><circle cx=\"15\" cy=\"11\" r=\"9\" "
-        text += "class=\"sleep\"/></svg>slept here, standing (size: how long)</li>\n"
-        text += "<li><svg width=\"16\" height=\"12\" aria-hidden=\"true\"><path d=\"M8,6h0\" class=\"delivered\"/></svg>"
-        text += "location delivered</li>\n"
-        text += "<li><svg width=\"20\" height=\"20\" aria-hidden=\"true\">\(Marker.pause(x: 10, y: 10))</svg>paused</li>\n"
-        text += "<li><svg width=\"20\" height=\"20\" aria-hidden=\"true\">\(Marker.resume(x: 10, y: 10))</svg>resumed</li>\n"
+        text += "class=\"sleep\"/></svg>slept here (size: how long)</li>\n"
+        text += "<li><svg width=\"16\" height=\"12\" aria-hidden=\"true\">"
+        text += "<path d=\"M8,6h0\" class=\"delivered\"/></svg>location delivered</li>\n"
+        let icon = "<li><svg width=\"20\" height=\"20\" aria-hidden=\"true\">"
+        text += "\(icon)\(Marker.pause(x: 10, y: 10))</svg>paused</li>\n"
+        text += "\(icon)\(Marker.resume(x: 10, y: 10))</svg>resumed</li>\n"
         text += "<li><svg width=\"16\" height=\"16\" aria-hidden=\"true\">\(Marker.failure(x: 8, y: 8))</svg>"
         text += "acquisition failed</li>\n</ul>\n"
         return text
@@ -130,7 +132,8 @@ enum EvaluationReport {
             text += "<th>resumed at</th><th>after the departure</th><th>why</th></tr></thead>\n<tbody>\n"
             let origin = evaluation.truth.first
             for (index, pause) in evaluation.pauses.enumerated() {
-                text += "<tr><td>\(index + 1)</td><td>\(clock(pause.pausedAt - origin))</td>"
+                text += "<tr><td>\(index + 1)</td><td>\(clock(pause.pausedAt - origin)) "
+                text += "(t = \(number(pause.pausedAt, decimals: 0)) s)</td>"
                 text += "<td>\(pause.delayAfterStop.map { number($0, decimals: 0) + " s" } ?? "—")</td>"
                 text += "<td>\(pause.resumedAt.map { clock($0 - origin) } ?? "not resumed")</td>"
                 text += "<td>\(pause.delayAfterDeparture.map { number($0, decimals: 0) + " s" } ?? "—")</td>"
@@ -185,6 +188,12 @@ enum EvaluationReport {
         let magnitude = abs(tenths)
         let sign = tenths < 0 ? "-" : ""
         return magnitude % 10 == 0 ? "\(sign)\(magnitude / 10)" : "\(sign)\(magnitude / 10).\(magnitude % 10)"
+    }
+
+    /// An event's tooltip: what, when (since the start, and on the capture's clock as the table prints it), why.
+    static func eventLabel(_ event: (t: Double, kind: PolicyEventKind, detail: String), origin: Double) -> String {
+        "\(event.kind.name) at \(clock(event.t - origin)) (t = \(number(event.t, decimals: 0)) s)"
+            + (event.detail.isEmpty ? "" : ": \(event.detail)")
     }
 
     /// Seconds since the capture's start as m:ss or h:mm:ss.
@@ -246,6 +255,11 @@ enum EvaluationReport {
         """
 }
 
+/// A drawing coordinate (one decimal: about a pixel's precision).
+private func px(_ value: Double) -> String {
+    EvaluationReport.coordinate(value)
+}
+
 /// How each receiver state is drawn: the colours of the CSS above, in legend order.
 struct RegimeStyle {
     let state: ReceiverInterval.State
@@ -277,24 +291,24 @@ struct RegimeStyle {
 /// Point markers for events, drawn centred on (x, y).
 enum Marker {
     static func pause(x: Double, y: Double) -> String {
-        let cx = EvaluationReport.coordinate(x)
-        let cy = EvaluationReport.coordinate(y)
+        let cx = px(x)
+        let cy = px(y)
         return "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"8\" fill=\"#111827\" stroke=\"#fff\" stroke-width=\"1.5\"/>"
-            + "<path d=\"M\(EvaluationReport.coordinate(x - 2.5)),\(EvaluationReport.coordinate(y - 4))v8"
-            + "M\(EvaluationReport.coordinate(x + 2.5)),\(EvaluationReport.coordinate(y - 4))v8\" "
+            + "<path d=\"M\(px(x - 2.5)),\(px(y - 4))v8"
+            + "M\(px(x + 2.5)),\(px(y - 4))v8\" "
             + "stroke=\"#fff\" stroke-width=\"2.4\"/>"
     }
 
     static func resume(x: Double, y: Double) -> String {
-        let cx = EvaluationReport.coordinate(x)
-        let cy = EvaluationReport.coordinate(y)
+        let cx = px(x)
+        let cy = px(y)
         return "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"8\" fill=\"#16a34a\" stroke=\"#fff\" stroke-width=\"1.5\"/>"
-            + "<path d=\"M\(EvaluationReport.coordinate(x - 2.5)),\(EvaluationReport.coordinate(y - 4.5))"
+            + "<path d=\"M\(px(x - 2.5)),\(px(y - 4.5))"
             + "l7,4.5l-7,4.5z\" fill=\"#fff\"/>"
     }
 
     static func failure(x: Double, y: Double) -> String {
-        "<path d=\"M\(EvaluationReport.coordinate(x - 4)),\(EvaluationReport.coordinate(y - 4))l8,8"
+        "<path d=\"M\(px(x - 4)),\(px(y - 4))l8,8"
             + "m0,-8l-8,8\" stroke=\"#b45309\" stroke-width=\"2.5\" stroke-linecap=\"round\"/>"
     }
 }
@@ -359,7 +373,7 @@ struct PathBuilder {
 
     mutating func move(to point: (x: Double, y: Double)) {
         finish()
-        data += "M" + EvaluationReport.coordinate(point.x) + "," + EvaluationReport.coordinate(point.y)
+        data += "M" + px(point.x) + "," + px(point.y)
         last = point
     }
 
@@ -368,7 +382,7 @@ struct PathBuilder {
         let dx = point.x - last.x
         let dy = point.y - last.y
         if dx * dx + dy * dy >= step * step {
-            data += " " + EvaluationReport.coordinate(point.x) + "," + EvaluationReport.coordinate(point.y)
+            data += " " + px(point.x) + "," + px(point.y)
             self.last = point
             pending = nil
         } else {
@@ -379,7 +393,7 @@ struct PathBuilder {
     /// Ends the current subpath at its true last point.
     mutating func finish() {
         if let pending {
-            data += " " + EvaluationReport.coordinate(pending.x) + "," + EvaluationReport.coordinate(pending.y)
+            data += " " + px(pending.x) + "," + px(pending.y)
         }
         pending = nil
         last = nil
@@ -481,7 +495,8 @@ struct TrackMap {
         var text = "<svg class=\"chart track-map\" viewBox=\"0 0 900 600\" width=\"900\" height=\"600\" role=\"img\" "
         text += "aria-label=\"the track coloured by receiver regime\">\n"
         guard !points.isEmpty else {
-            return text + "<text x=\"450\" y=\"300\" text-anchor=\"middle\" class=\"label\">no fix to draw</text>\n</svg>\n"
+            return text
+                + "<text x=\"450\" y=\"300\" text-anchor=\"middle\" class=\"label\">no fix to draw</text>\n</svg>\n"
         }
         let truth = evaluation.truth.points
         let origin = evaluation.truth.first
@@ -519,22 +534,22 @@ struct TrackMap {
             text += "<title>\(EvaluationReport.escape(style.label))</title></path>\n"
         }
 
-        // Sleeps standing still hardly draw a line: a disc where each was, sized by how long.
+        // Sleeps standing still (or creeping) hardly draw a line: a disc over where each was, sized by how long.
         for episode in SleepEpisode.episodes(evaluation.timeline, events: evaluation.events) {
             let first = index(atOrBefore: episode.start)
-            let last = index(atOrBefore: episode.end)
-            let anchor = points[first]
-            var farthest = 0.0
-            for point in points[first...max(first, last)] {
-                farthest = max(farthest, ((point.x - anchor.x) * (point.x - anchor.x) + (point.y - anchor.y) * (point.y - anchor.y)).squareRoot())
-            }
-            guard farthest < 12 else { continue }
-            let radius = min(36, 8 + 4 * (episode.downSeconds / 60).squareRoot())
+            let during = points[first...max(first, index(atOrBefore: episode.end))]
+            let low = (x: during.map(\.x).min() ?? 0, y: during.map(\.y).min() ?? 0)
+            let high = (x: during.map(\.x).max() ?? 0, y: during.map(\.y).max() ?? 0)
+            let reach = Self.distance(low, high) / 2
+            guard reach < 30 else { continue }
+            let anchor = (x: (low.x + high.x) / 2, y: (low.y + high.y) / 2)
+            let radius = max(min(36, 8 + 4 * (episode.downSeconds / 60).squareRoot()), reach + 6)
             let kind = episode.standbySeconds * 2 > episode.downSeconds ? "sleep standby" : "sleep"
-            text += "<circle class=\"\(kind)\" cx=\"\(EvaluationReport.coordinate(anchor.x))\" "
-            text += "cy=\"\(EvaluationReport.coordinate(anchor.y))\" r=\"\(EvaluationReport.coordinate(radius))\">"
+            text += "<circle class=\"\(kind)\" cx=\"\(px(anchor.x))\" "
+            text += "cy=\"\(px(anchor.y))\" r=\"\(px(radius))\">"
             text += "<title>asleep \(EvaluationReport.number(episode.downSeconds, decimals: 0)) s between "
-            text += "\(EvaluationReport.clock(episode.start - origin)) and \(EvaluationReport.clock(episode.end - origin))"
+            text += EvaluationReport.clock(episode.start - origin) + " and "
+            text += EvaluationReport.clock(episode.end - origin)
             text += episode.wakes > 0 ? " (\(episode.wakes) probes)" : ""
             text += "</title></circle>\n"
         }
@@ -549,10 +564,8 @@ struct TrackMap {
                 delivery.location.latitude.isFinite && delivery.location.longitude.isFinite
                 ? Self.project(delivery.location, centre: centre, metresPerDegree: metresPerDegree, scale: scale)
                 : points[deliveryIndex]
-            if let lastDot, (point.x - lastDot.x) * (point.x - lastDot.x) + (point.y - lastDot.y) * (point.y - lastDot.y) < 49 {
-                continue
-            }
-            dots += "M\(EvaluationReport.coordinate(point.x)),\(EvaluationReport.coordinate(point.y))h0"
+            if let lastDot, Self.distance(point, lastDot) < 7 { continue }
+            dots += "M\(px(point.x)),\(px(point.y))h0"
             lastDot = point
         }
         if !dots.isEmpty {
@@ -563,15 +576,14 @@ struct TrackMap {
         // Events: pauses up-left of where they happened, resumes up-right, failures on the spot.
         for event in evaluation.events {
             let point = points[index(atOrBefore: event.t)]
-            let label = "\(event.kind.name) at \(EvaluationReport.clock(event.t - origin))"
-                + (event.detail.isEmpty ? "" : ": \(event.detail)")
+            let label = EvaluationReport.eventLabel(event, origin: origin)
             let marker: String
             switch event.kind.name {
             case "paused":
-                marker = "<path d=\"M\(EvaluationReport.coordinate(point.x)),\(EvaluationReport.coordinate(point.y))"
+                marker = "<path d=\"M\(px(point.x)),\(px(point.y))"
                     + "l-9,-14\" class=\"axis\"/>" + Marker.pause(x: point.x - 9, y: point.y - 14)
             case "resumed":
-                marker = "<path d=\"M\(EvaluationReport.coordinate(point.x)),\(EvaluationReport.coordinate(point.y))"
+                marker = "<path d=\"M\(px(point.x)),\(px(point.y))"
                     + "l9,-14\" class=\"axis\"/>" + Marker.resume(x: point.x + 9, y: point.y - 14)
             case "acquisitionFailed":
                 marker = Marker.failure(x: point.x, y: point.y)
@@ -584,20 +596,26 @@ struct TrackMap {
 
         // Start, end, scale, north.
         if let start = points.first, let end = points.last {
-            text += "<circle cx=\"\(EvaluationReport.coordinate(start.x))\" cy=\"\(EvaluationReport.coordinate(start.y))\" "
+            text += "<circle cx=\"\(px(start.x))\" cy=\"\(px(start.y))\" "
             text += "r=\"5\" fill=\"#fff\" stroke=\"#111827\" stroke-width=\"2\"><title>start</title></circle>\n"
-            text += "<rect x=\"\(EvaluationReport.coordinate(end.x - 4.5))\" y=\"\(EvaluationReport.coordinate(end.y - 4.5))\" "
+            text += "<rect x=\"\(px(end.x - 4.5))\" y=\"\(px(end.y - 4.5))\" "
             text += "width=\"9\" height=\"9\" fill=\"#111827\"><title>end</title></rect>\n"
         }
         let metres = Self.scaleBarMetres(pixelsPerMetre: scale)
         let length = metres * scale
-        text += "<path class=\"scale\" d=\"M20,580h\(EvaluationReport.coordinate(length))M20,575v10"
-        text += "M\(EvaluationReport.coordinate(20 + length)),575v10\"/>\n"
-        text += "<text x=\"\(EvaluationReport.coordinate(26 + length))\" y=\"584\" class=\"label\">"
-        text += (metres >= 1000 ? "\(EvaluationReport.number(metres / 1000, decimals: 0)) km" : "\(EvaluationReport.number(metres, decimals: 0)) m")
+        text += "<path class=\"scale\" d=\"M20,580h\(px(length))M20,575v10"
+        text += "M\(px(20 + length)),575v10\"/>\n"
+        text += "<text x=\"\(px(26 + length))\" y=\"584\" class=\"label\">"
+        text += metres >= 1000
+            ? EvaluationReport.number(metres / 1000, decimals: 0) + " km"
+            : EvaluationReport.number(metres, decimals: 0) + " m"
         text += "</text>\n<text x=\"880\" y=\"28\" text-anchor=\"middle\" class=\"label\">N</text>"
         text += "<path d=\"M880,34v20M875,40l5,-6l5,6\" class=\"axis\"/>\n</svg>\n"
         return text
+    }
+
+    private static func distance(_ a: (x: Double, y: Double), _ b: (x: Double, y: Double)) -> Double {
+        ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
     }
 
     /// The longest round distance whose bar is at most 160 px.
@@ -664,9 +682,9 @@ struct Timeline {
         for column in 1..<dominant.count where dominant[column] != dominant[runStart] {
             if let state = dominant[runStart] {
                 let style = RegimeStyle.all[state]
-                text += "<rect class=\"band \(style.state.rawValue)\" x=\"\(EvaluationReport.coordinate(Self.left + Double(runStart)))\" "
-                text += "y=\"\(EvaluationReport.coordinate(y))\" width=\"\(column - runStart)\" "
-                text += "height=\"\(EvaluationReport.coordinate(height))\"><title>\(EvaluationReport.escape(style.label)) "
+                text += "<rect class=\"band \(style.state.rawValue)\" x=\"\(px(Self.left + Double(runStart)))\" "
+                text += "y=\"\(px(y))\" width=\"\(column - runStart)\" "
+                text += "height=\"\(px(height))\"><title>\(EvaluationReport.escape(style.label)) "
                 text += "\(clockRange(runStart, column))</title></rect>"
             }
             runStart = column
@@ -681,8 +699,9 @@ struct Timeline {
     }
 
     func svg() -> String {
-        let bandY = 14.0
-        let bandHeight = 30.0
+        let markerY = 12.0
+        let bandY = 24.0
+        let bandHeight = 28.0
         let oracleY = 62.0
         let oracleHeight = 12.0
         let currentTop = 100.0
@@ -692,8 +711,8 @@ struct Timeline {
         let axisY = staleTop + staleHeight
         let chartHeight = axisY + 36
 
-        var text = "<svg class=\"chart timeline\" viewBox=\"0 0 900 \(EvaluationReport.coordinate(chartHeight))\" "
-        text += "width=\"900\" height=\"\(EvaluationReport.coordinate(chartHeight))\" role=\"img\" "
+        var text = "<svg class=\"chart timeline\" viewBox=\"0 0 900 \(px(chartHeight))\" "
+        text += "width=\"900\" height=\"\(px(chartHeight))\" role=\"img\" "
         text += "aria-label=\"regime, current and staleness over time\">\n"
 
         // Minute grid behind every row.
@@ -703,31 +722,30 @@ struct Timeline {
         var labels = ""
         var minute = 0.0
         while minute <= minutes + 1e-9 {
-            let gx = EvaluationReport.coordinate(x(start + minute * 60))
-            grid += "M\(gx),\(EvaluationReport.coordinate(bandY))V\(EvaluationReport.coordinate(axisY + 4))"
-            labels += "<text x=\"\(gx)\" y=\"\(EvaluationReport.coordinate(axisY + 17))\" text-anchor=\"middle\" "
+            let gx = px(x(start + minute * 60))
+            grid += "M\(gx),\(px(bandY))V\(px(axisY + 4))"
+            labels += "<text x=\"\(gx)\" y=\"\(px(axisY + 17))\" text-anchor=\"middle\" "
             labels += "class=\"small\">\(EvaluationReport.number(minute, decimals: 0))</text>"
             minute += step
         }
         text += "<path class=\"grid\" d=\"\(grid)\"/>\n"
 
         // Regime of the profile, and of the oracle for comparison.
-        text += "<text x=\"8\" y=\"\(EvaluationReport.coordinate(bandY + 19))\" class=\"label\">receiver</text>\n"
+        text += "<text x=\"8\" y=\"\(px(bandY + 19))\" class=\"label\">receiver</text>\n"
         text += band(evaluation.timeline, y: bandY, height: bandHeight, name: "policy")
         let oracle = Baselines.oracle(evaluation.truth, bound: evaluation.bound, model: evaluation.receiver)
-        text += "<text x=\"8\" y=\"\(EvaluationReport.coordinate(oracleY + 10))\" class=\"small\">oracle</text>\n"
+        text += "<text x=\"8\" y=\"\(px(oracleY + 10))\" class=\"small\">oracle</text>\n"
         text += band(oracle.timeline, y: oracleY, height: oracleHeight, name: "oracle")
 
-        // Pauses and resumes on the regime row.
+        // Pauses and resumes just above the regime row.
         let origin = start
         for event in evaluation.events {
             let ex = x(event.t)
-            let label = "\(event.kind.name) at \(EvaluationReport.clock(event.t - origin))"
-                + (event.detail.isEmpty ? "" : ": \(event.detail)")
+            let label = EvaluationReport.eventLabel(event, origin: origin)
             let marker: String
             switch event.kind.name {
-            case "paused": marker = Marker.pause(x: ex, y: bandY + bandHeight / 2)
-            case "resumed": marker = Marker.resume(x: ex, y: bandY + bandHeight / 2)
+            case "paused": marker = Marker.pause(x: ex, y: markerY)
+            case "resumed": marker = Marker.resume(x: ex, y: markerY)
             default: continue
             }
             text += "<g class=\"event \(EvaluationReport.escape(event.kind.name))\"><title>"
@@ -742,10 +760,10 @@ struct Timeline {
         ]
         let top = max(currents.max() ?? 1, 1e-9)
         let currentShares = shares(evaluation.timeline)
-        text += "<text x=\"8\" y=\"\(EvaluationReport.coordinate(currentTop + currentHeight / 2 + 4))\" "
+        text += "<text x=\"8\" y=\"\(px(currentTop + currentHeight / 2 + 4))\" "
         text += "class=\"label\">current mA</text>\n"
-        text += "<path class=\"axis\" d=\"M\(EvaluationReport.coordinate(Self.left)),"
-        text += "\(EvaluationReport.coordinate(currentTop + currentHeight))H\(EvaluationReport.coordinate(Self.right))\"/>\n"
+        text += "<path class=\"axis\" d=\"M\(px(Self.left)),"
+        text += "\(px(currentTop + currentHeight))H\(px(Self.right))\"/>\n"
         text += yLabel(top, y: currentTop) + yLabel(0, y: currentTop + currentHeight)
         var current = ""
         var previousY: String?
@@ -758,8 +776,8 @@ struct Timeline {
             var charge = 0.0
             for (seconds, milliamperes) in zip(share, currents) { charge += seconds * milliamperes }
             let mean = charge / totals[column]
-            let y = EvaluationReport.coordinate(currentTop + currentHeight * (1 - mean / top))
-            let columnX = EvaluationReport.coordinate(Self.left + Double(column))
+            let y = px(currentTop + currentHeight * (1 - mean / top))
+            let columnX = px(Self.left + Double(column))
             if previousY == nil {
                 current += "M\(columnX),\(y)"
             } else if previousY != y {
@@ -767,7 +785,7 @@ struct Timeline {
             }
             previousY = y
             if column == totals.count - 1 || totals[column + 1] <= 0 {
-                current += "H\(EvaluationReport.coordinate(Self.left + Double(column + 1)))"
+                current += "H\(px(Self.left + Double(column + 1)))"
             }
         }
         text += "<path class=\"current\" d=\"\(current)\"><title>receiver current (mean per pixel; tracking "
@@ -788,13 +806,13 @@ struct Timeline {
         let ceiling = Self.niceCeiling(max(largest, evaluation.bound * 1.25))
         let staleY = { (value: Double) in staleTop + staleHeight * (1 - value / ceiling) }
         let boundY = staleY(evaluation.bound)
-        text += "<text x=\"8\" y=\"\(EvaluationReport.coordinate(staleTop + staleHeight / 2 + 4))\" "
+        text += "<text x=\"8\" y=\"\(px(staleTop + staleHeight / 2 + 4))\" "
         text += "class=\"label\">staleness m</text>\n"
         text += yLabel(ceiling, y: staleTop) + yLabel(0, y: staleTop + staleHeight)
-        text += "<defs><clipPath id=\"under-bound\"><rect x=\"0\" y=\"\(EvaluationReport.coordinate(boundY))\" "
-        text += "width=\"900\" height=\"\(EvaluationReport.coordinate(staleTop + staleHeight - boundY + 2))\"/></clipPath>"
-        text += "<clipPath id=\"over-bound\"><rect x=\"0\" y=\"\(EvaluationReport.coordinate(staleTop - 2))\" "
-        text += "width=\"900\" height=\"\(EvaluationReport.coordinate(boundY - staleTop + 2))\"/></clipPath></defs>\n"
+        text += "<defs><clipPath id=\"under-bound\"><rect x=\"0\" y=\"\(px(boundY))\" "
+        text += "width=\"900\" height=\"\(px(staleTop + staleHeight - boundY + 2))\"/></clipPath>"
+        text += "<clipPath id=\"over-bound\"><rect x=\"0\" y=\"\(px(staleTop - 2))\" "
+        text += "width=\"900\" height=\"\(px(boundY - staleTop + 2))\"/></clipPath></defs>\n"
         var line = PathBuilder(step: 0.5)
         var overDots = ""
         var overColumns = 0
@@ -804,7 +822,7 @@ struct Timeline {
             line.line(to: point)
             if value > evaluation.bound {
                 overColumns += 1
-                overDots += "M\(EvaluationReport.coordinate(point.x)),\(EvaluationReport.coordinate(point.y))h0"
+                overDots += "M\(px(point.x)),\(px(point.y))h0"
             }
         }
         line.finish()
@@ -814,23 +832,24 @@ struct Timeline {
             text += "<path class=\"overdot\" d=\"\(overDots)\"><title>over the bound at "
             text += "\(evaluation.policy.staleness.overBound) true fixes</title></path>\n"
         }
-        text += "<path class=\"bound\" d=\"M\(EvaluationReport.coordinate(Self.left)),\(EvaluationReport.coordinate(boundY))"
-        text += "H\(EvaluationReport.coordinate(Self.right))\"><title>staleness bound "
+        text += "<path class=\"bound\" d=\"M\(px(Self.left)),\(px(boundY))"
+        text += "H\(px(Self.right))\"><title>staleness bound "
         text += "\(EvaluationReport.number(evaluation.bound, decimals: 0)) m</title></path>\n"
-        text += "<text x=\"\(EvaluationReport.coordinate(Self.right - 4))\" y=\"\(EvaluationReport.coordinate(boundY - 4))\" "
-        text += "text-anchor=\"end\" class=\"small\">bound \(EvaluationReport.number(evaluation.bound, decimals: 0)) m</text>\n"
+        text += "<text x=\"\(px(Self.right - 4))\" y=\"\(px(boundY - 4))\" "
+        text += "text-anchor=\"end\" class=\"small\">bound "
+        text += "\(EvaluationReport.number(evaluation.bound, decimals: 0)) m</text>\n"
 
         // The time axis.
-        text += "<path class=\"axis\" d=\"M\(EvaluationReport.coordinate(Self.left)),\(EvaluationReport.coordinate(axisY))"
-        text += "H\(EvaluationReport.coordinate(Self.right))\"/>\n\(labels)\n"
-        text += "<text x=\"\(EvaluationReport.coordinate(Self.left - 8))\" y=\"\(EvaluationReport.coordinate(axisY + 17))\" "
+        text += "<path class=\"axis\" d=\"M\(px(Self.left)),\(px(axisY))"
+        text += "H\(px(Self.right))\"/>\n\(labels)\n"
+        text += "<text x=\"\(px(Self.left - 8))\" y=\"\(px(axisY + 17))\" "
         text += "text-anchor=\"end\" class=\"small\">minutes</text>\n</svg>\n"
         return text
     }
 
     private func yLabel(_ value: Double, y: Double) -> String {
         let decimals = value != 0 && value < 10 ? 1 : 0
-        return "<text x=\"\(EvaluationReport.coordinate(Self.left - 6))\" y=\"\(EvaluationReport.coordinate(y + 4))\" "
+        return "<text x=\"\(px(Self.left - 6))\" y=\"\(px(y + 4))\" "
             + "text-anchor=\"end\" class=\"small\">\(EvaluationReport.number(value, decimals: decimals))</text>\n"
     }
 

@@ -51,7 +51,9 @@ enum EvaluationReport {
             text += "<p class=\"verdict\">The receiver <b>never slept</b>: it was up the whole capture"
         }
         text += "; energy <b>\(number(policy.energyPercent, decimals: 1)) %</b> of always-on, "
-        text += "<b>\(ratio(evaluation.ratioToOracle))</b> the oracle's; staleness p95 "
+        text += evaluation.ratioToOracle.isFinite
+            ? "<b>\(ratio(evaluation.ratioToOracle))</b> the oracle's; staleness p95 "
+            : "while the oracle needs none; staleness p95 "
         text += "<b>\(number(policy.staleness.p95, decimals: 1)) m</b>, over the bound at "
         text += "<b>\(policy.staleness.overBound)</b> of \(evaluation.trueFixes) true fixes.</p>\n</header>\n"
         return text
@@ -176,9 +178,9 @@ enum EvaluationReport {
         return TextLine.fixed(value, decimals: decimals, width: 1)
     }
 
-    /// A ratio as "3.84×".
+    /// A ratio as "3.84×" (over nothing: "∞").
     static func ratio(_ value: Double) -> String {
-        number(value, decimals: 2) + "×"
+        value.isFinite ? number(value, decimals: 2) + "×" : "∞"
     }
 
     /// A coordinate in the drawing: one decimal, no trailing ".0", clamped to a sane range.

@@ -110,7 +110,11 @@ enum EvaluationFormat {
                 }.joined(separator: "  "))
         }
         lines.append("")
-        lines.append("energy / oracle: \(TextLine.fixed(evaluation.ratioToOracle, decimals: 2, width: 1))")
+        // The oracle needs no charge at all when the first fix keeps every later one within the bound.
+        lines.append(
+            "energy / oracle: "
+                + (evaluation.ratioToOracle.isFinite
+                    ? TextLine.fixed(evaluation.ratioToOracle, decimals: 2, width: 1) : "∞ (the oracle needs no charge)"))
         if let trackError = evaluation.trackError {
             lines.append(
                 "track error (batching): p50 \(TextLine.fixed(trackError.p50, decimals: 1, width: 1)) m, p95 "

@@ -109,7 +109,14 @@ enum BuiltInProfiles {
                   "accuracyLimit": 200
                 },
                 "requestTimeout": 15,
-                "reducedGridSize": 2000
+                "reducedGridSize": 2000,
+                "prediction": {
+                  "enabled": false,
+                  "bound": null,
+                  "maximumAcceleration": 1,
+                  "minimumSleep": 3,
+                  "maximumSleep": 60
+                }
               },
               "receiver": {
                 "model": "ublox8",
@@ -234,7 +241,14 @@ enum BuiltInProfiles {
                   "accuracyLimit": 200
                 },
                 "requestTimeout": 15,
-                "reducedGridSize": 2000
+                "reducedGridSize": 2000,
+                "prediction": {
+                  "enabled": false,
+                  "bound": null,
+                  "maximumAcceleration": 1,
+                  "minimumSleep": 3,
+                  "maximumSleep": 60
+                }
               },
               "receiver": {
                 "model": "ublox8",
@@ -364,7 +378,14 @@ enum BuiltInProfiles {
                   "accuracyLimit": 200
                 },
                 "requestTimeout": 15,
-                "reducedGridSize": 2000
+                "reducedGridSize": 2000,
+                "prediction": {
+                  "enabled": false,
+                  "bound": null,
+                  "maximumAcceleration": 1,
+                  "minimumSleep": 3,
+                  "maximumSleep": 60
+                }
               },
               "receiver": {
                 "model": "ublox8",
@@ -489,7 +510,14 @@ enum BuiltInProfiles {
                   "accuracyLimit": 200
                 },
                 "requestTimeout": 15,
-                "reducedGridSize": 2000
+                "reducedGridSize": 2000,
+                "prediction": {
+                  "enabled": false,
+                  "bound": null,
+                  "maximumAcceleration": 1,
+                  "minimumSleep": 3,
+                  "maximumSleep": 60
+                }
               },
               "receiver": {
                 "model": "ublox8",
@@ -615,7 +643,14 @@ enum BuiltInProfiles {
                   "accuracyLimit": 200
                 },
                 "requestTimeout": 15,
-                "reducedGridSize": 2000
+                "reducedGridSize": 2000,
+                "prediction": {
+                  "enabled": false,
+                  "bound": null,
+                  "maximumAcceleration": 1,
+                  "minimumSleep": 3,
+                  "maximumSleep": 60
+                }
               },
               "receiver": {
                 "model": "ublox8",
@@ -738,7 +773,14 @@ enum BuiltInProfiles {
                   "accuracyLimit": 200
                 },
                 "requestTimeout": 15,
-                "reducedGridSize": 2000
+                "reducedGridSize": 2000,
+                "prediction": {
+                  "enabled": false,
+                  "bound": null,
+                  "maximumAcceleration": 1,
+                  "minimumSleep": 3,
+                  "maximumSleep": 60
+                }
               },
               "receiver": {
                 "model": "ublox8",

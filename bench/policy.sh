@@ -96,10 +96,9 @@ for row in [header] + rows:
     print("  ".join(str(cell).ljust(widths[i]) if i in (0, 1, len(row) - 1) else str(cell).rjust(widths[i])
                     for i, cell in enumerate(row)).rstrip())
 print()
-by_profile = ", ".join("%s %d/%d" % (p, sum(1 for (c, q), f, e in results if q == p and f is not None)
-                                     - len(misses.get(p, [])),
-                                     sum(1 for (c, q), f, e in results if q == p and f is not None))
-                       for p in profiles)
+def judged_runs(p):
+    return sum(1 for (c, q), f, e in results if q == p and f is not None and f["duration"] > 0)
+by_profile = ", ".join("%s %d/%d" % (p, judged_runs(p) - len(misses.get(p, [])), judged_runs(p)) for p in profiles)
 print("summary: goal met on %d of %d capture x profile runs (%s); %d not evaluable"
       % (met, judged, by_profile, len(results) - judged))
 PY

@@ -340,8 +340,8 @@ public struct SignificantChangeRule: Sendable, Hashable {
 
 /// Predictive sleep while tracking (issue 5): after each fix, the time the device needs to move `bound` metres
 /// from the location the application has, at its recent speed accelerating at `maximumAcceleration`; when
-/// that is longer than a wake costs, the receiver goes down and wakes one time to first fix (and one fix
-/// interval) early, so the next fix arrives before the bound can have been crossed. Off by default: with it
+/// that is longer than a wake costs, the receiver goes down and wakes one time to first fix early, so the
+/// next fix arrives about when the bound could have been crossed. Off by default: with it
 /// on, "continuous" levels are continuous only when the device moves too fast for a nap to pay.
 public struct PredictionRule: Sendable, Hashable {
     /// The bound used when `bound` is nil and nothing fills it in (a profile fills in its staleness bound).

@@ -24,9 +24,6 @@ public struct Policy: Sendable {
     /// The previous admitted fix and when it came, to estimate speed when a fix carries none.
     private var previousFix: (location: Location, at: Instant)?
     private var recentSpeed: Double?
-    /// The shortest time seen between two fixes: the receiver's epoch, after which the first fix of a wake
-    /// comes once the time to first fix is over (nil: none seen yet, 1 s assumed).
-    private var epochInterval: Double?
 
     // Scratch for one `handle` call.
     private var actions: [PolicyAction] = []
@@ -121,9 +118,6 @@ public struct Policy: Sendable {
         } else if let previous = previousFix {
             let seconds = location.timestamp.interval(since: previous.location.timestamp)
             if seconds > 0 { recentSpeed = Geodesy.distance(from: previous.location, to: location) / seconds }
-        }
-        if let previous = previousFix, now - previous.at > 0.05 {
-            epochInterval = min(epochInterval ?? .infinity, now - previous.at)
         }
         previousFix = (location, now)
     }
@@ -472,7 +466,8 @@ public struct Policy: Sendable {
     /// the application has (the last delivered one: a fix the distance filter held back counts with its
     /// distance from it), allowing for this fix's accuracy, at the recent speed and the rule's acceleration.
     /// Sleeps when that leaves room for a nap of at least `minimumSleep` before a wake one time to first fix
-    /// and one epoch early, and the nap costs less charge than staying up.
+    /// early, and the nap (down current, then acquisition current for the time to first fix) costs less
+    /// charge than staying up for as long.
     private mutating func considerNap(_ state: inout Updates, after location: Location, now: Instant) {
         let rule = configuration.prediction
         guard rule.enabled, let speed = recentSpeed else { return }
@@ -480,8 +475,10 @@ public struct Policy: Sendable {
         let accuracy = FixFilter.accuracy(of: location) ?? 0
         let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
         let reach = rule.secondsToReach(bound - accuracy - offset, speed: speed)
-        // The fix a wake brings comes at the first epoch after the time to first fix.
-        let horizon = reach - (epochInterval ?? 1)
+        // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
+        // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
+        // than the rare overshoot it prevents (bench/policy.sh).
+        let horizon = reach
         // The way down depends on the nap's length, and the start after it on the way down.
         var sleep = min(horizon - receiver.timeToFirstFix.hot, rule.maximumSleep)
         let down = receiver.cheaperDownRegime(forSleepOf: max(sleep, 0))

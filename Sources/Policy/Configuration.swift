@@ -338,6 +338,71 @@ public struct SignificantChangeRule: Sendable, Hashable {
     }
 }
 
+/// Predictive sleep while tracking (issue 5): after each fix, the time the device needs to move `bound` metres
+/// from the location the application has, at its recent speed accelerating at `maximumAcceleration`; when
+/// that is longer than a wake costs, the receiver goes down and wakes one time to first fix early, so the
+/// next fix arrives about when the bound could have been crossed. Off by default: with it
+/// on, "continuous" levels are continuous only when the device moves too fast for a nap to pay.
+public struct PredictionRule: Sendable, Hashable {
+    /// The bound used when `bound` is nil and nothing fills it in (a profile fills in its staleness bound).
+    public static let defaultBound = 100.0
+
+    public var enabled = false
+    /// Metres the position may have moved from the last delivered location before the next fix; nil: the
+    /// profile's `stalenessBound` (`defaultBound` for a policy made without a profile).
+    public var bound: Double?
+    /// m/s²: the acceleration assumed possible during a nap. A car pulls away at 2–3 m/s² but rarely keeps it
+    /// up; the evaluation judges staleness at p95, so a typical rather than a worst-case figure pays.
+    public var maximumAcceleration: Double = 1
+    /// Seconds: a shorter nap is not taken (each wake is a command to the receiver and a hot start).
+    public var minimumSleep: Double = 3
+    /// Seconds: the longest nap; bounds how late an unforeseen start is seen.
+    public var maximumSleep: Double = 60
+
+    public init() {}
+
+    public init(
+        enabled: Bool, bound: Double? = nil, maximumAcceleration: Double = 1, minimumSleep: Double = 3,
+        maximumSleep: Double = 60
+    ) {
+        self.enabled = enabled
+        self.bound = bound
+        self.maximumAcceleration = maximumAcceleration
+        self.minimumSleep = minimumSleep
+        self.maximumSleep = maximumSleep
+    }
+
+    /// The bound in force.
+    public var effectiveBound: Double { bound ?? Self.defaultBound }
+
+    /// Seconds until a device at `speed` m/s, accelerating at `maximumAcceleration`, could have moved
+    /// `distance` metres: the positive root of v·T + a·T²/2 = distance.
+    public func secondsToReach(_ distance: Double, speed: Double) -> Double {
+        guard distance > 0 else { return 0 }
+        let v = max(speed, 0)
+        let a = maximumAcceleration
+        guard a > 0 else { return v > 0 ? distance / v : .infinity }
+        return ((v * v + 2 * a * distance).squareRoot() - v) / a
+    }
+
+    func validate() -> [ConfigurationError] {
+        var errors: [ConfigurationError] = []
+        if let bound, !(bound.isFinite && bound > 0) {
+            errors.append(.init("bound", "must be a positive number of metres, or absent for the staleness bound"))
+        }
+        if !(maximumAcceleration.isFinite && maximumAcceleration > 0) {
+            errors.append(.init("maximumAcceleration", "must be a positive acceleration in m/s²"))
+        }
+        if !(minimumSleep.isFinite && minimumSleep > 0) {
+            errors.append(.init("minimumSleep", "must be a positive number of seconds"))
+        }
+        if !(maximumSleep.isFinite && maximumSleep >= minimumSleep) {
+            errors.append(.init("maximumSleep", "must be a number of seconds ≥ minimumSleep"))
+        }
+        return errors
+    }
+}
+
 /// Every tuning knob of the policy, each a stored property with its default; a profile maps onto this 1:1.
 /// What the application asks for per session is `UpdatesConfiguration`.
 public struct PolicyConfiguration: Sendable, Hashable {
@@ -359,6 +424,8 @@ public struct PolicyConfiguration: Sendable, Hashable {
     public var requestTimeout: Double = 15
     /// Metres: `reduced` snaps coordinates to a grid this coarse (Apple's "approximate", 1–20 km).
     public var reducedGridSize: Double = 2000
+    /// Predictive sleep while tracking; off by default.
+    public var prediction = PredictionRule()
 
     public init() {}
 
@@ -391,6 +458,7 @@ public struct PolicyConfiguration: Sendable, Hashable {
         if !(reducedGridSize.isFinite && reducedGridSize >= 100) {
             errors.append(.init("reducedGridSize", "must be a number of metres ≥ 100"))
         }
+        errors += prediction.validate().map { $0.nested(in: "prediction") }
         return errors
     }
 }

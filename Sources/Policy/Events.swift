@@ -54,6 +54,8 @@ public enum TimerID: Hashable, Sendable, CustomStringConvertible {
     case significantChangeTimeout
     /// A single-shot request's timeout.
     case request(RequestID)
+    /// Predictive sleep: time to power up so the next fix comes before the bound can be crossed.
+    case predictionWake
 
     public var description: String {
         switch self {
@@ -65,6 +67,7 @@ public enum TimerID: Hashable, Sendable, CustomStringConvertible {
         case .significantChangeWake: "significantChangeWake"
         case .significantChangeTimeout: "significantChangeTimeout"
         case .request(let id): "request(\(id))"
+        case .predictionWake: "predictionWake"
         }
     }
 }

@@ -46,6 +46,12 @@ public struct Policy: Sendable {
     }
     /// The running updates' configuration, nil when updates are stopped.
     public var updatesConfiguration: UpdatesConfiguration? { updates?.configuration }
+    /// Whether updates are in a predictive nap (`PolicyConfiguration.prediction`): the receiver down until
+    /// shortly before the bound could be crossed.
+    public var isNapping: Bool {
+        if case .napping = updates?.phase { return true }
+        return false
+    }
     /// Whether significant-change monitoring is on.
     public var isMonitoringSignificantChanges: Bool { significantChange != nil }
     /// Whether a deferral is active.
@@ -129,6 +135,14 @@ public struct Policy: Sendable {
         case paused(Pause)
         /// Stationary with `autoResume: false`: nothing until updates are started again (Core Location).
         case pausedUntilRestart(anchor: Location)
+        /// Continuous levels with prediction on: powered down until `predictionWake`, because the device
+        /// cannot have moved the bound before the fix that wake brings.
+        case napping(Nap)
+    }
+
+    private struct Nap: Sendable {
+        var since: Instant
+        var wakeAt: Instant
     }
 
     private struct Pause: Sendable {
@@ -193,13 +207,22 @@ public struct Policy: Sendable {
     }
 
     private mutating func cancelUpdatesTimers() {
-        for id in [TimerID.dutyCycleWake, .acquisitionTimeout, .probe, .probeTimeout] { cancelTimer(id) }
+        for id in [TimerID.dutyCycleWake, .acquisitionTimeout, .probe, .probeTimeout, .predictionWake] {
+            cancelTimer(id)
+        }
     }
 
     private mutating func updatesFix(_ location: Location, now: Instant) {
         guard var state = updates else { return }
         let limit = state.configuration.effectiveAccuracyLimit
         let accuracyProblem = FixFilter.accuracyProblem(location, limit: limit)
+
+        // A fix while napping comes because another activity keeps the receiver up (or the receiver was
+        // slow to stop): it costs nothing more, so the nap ends early and the fix is used like any other.
+        if case .napping = state.phase, accuracyProblem == nil {
+            cancelTimer(.predictionWake)
+            state.phase = .tracking
+        }
 
         switch state.phase {
         case .tracking:
@@ -211,13 +234,14 @@ public struct Policy: Sendable {
             deliver(location, state: &state, now: now)
             if let rule = stationaryRule {
                 let stationaryFor = state.detector.observe(
-                    location, now: now, rule: rule, maximumGap: configuration.maximumAge)
+                    location, now: now, rule: rule, maximumGap: stationaryGap)
                 if state.configuration.pausesAutomatically, let window = rule.window, stationaryFor >= window,
                     let anchor = state.detector.anchor
                 {
                     pause(&state, anchor: anchor, stationaryFor: stationaryFor, rule: rule, now: now)
                 }
             }
+            if case .tracking = state.phase { considerNap(&state, after: location, now: now) }
         case .waking:
             if let accuracyProblem {
                 actions.append(.discard(location, accuracyProblem))
@@ -230,8 +254,8 @@ public struct Policy: Sendable {
             state.phase = .sleeping
             schedule(.dutyCycleWake, at: now + interval)
             reason = "got a \(state.configuration.desiredAccuracy.rawValue) fix; next in \(Words.duration(interval))"
-        case .sleeping, .pausedUntilRestart:
-            // Fixes taken for another activity: this level asked for none now.
+        case .sleeping, .pausedUntilRestart, .napping:
+            // Fixes taken for another activity: this level asked for none now (an inaccurate one while napping).
             break
         case .paused(var pause):
             guard accuracyProblem == nil else {
@@ -257,7 +281,7 @@ public struct Policy: Sendable {
                 reason = detail
                 state.phase = .tracking
                 state.detector.reset()
-                _ = state.detector.observe(location, now: now, rule: rule, maximumGap: configuration.maximumAge)
+                _ = state.detector.observe(location, now: now, rule: rule, maximumGap: stationaryGap)
                 state.warmUpStart = now
                 deliver(location, state: &state, now: now)
             } else if pause.probing {
@@ -291,6 +315,10 @@ public struct Policy: Sendable {
         }
         if now - state.warmUpStart >= configuration.warmUp, let best = state.warmUpBest {
             deliver(best, state: &state, now: now)
+            // A new window either way: a best fix the distance filter held back must not stay the candidate
+            // (it would be tried again at every fix, and newer ones never beat its accuracy).
+            state.warmUpStart = now
+            state.warmUpBest = nil
         }
     }
 
@@ -344,9 +372,9 @@ public struct Policy: Sendable {
             state.phase = .tracking
             state.detector.reset()
             state.warmUpStart = now
-        case .tracking:
+        case .tracking, .napping:
             // Movement the fixes may not show yet (smooth, slow): start the stationary window again rather
-            // than pause during it (the "deaf period" of Tracelet#85).
+            // than pause during it (the "deaf period" of Tracelet#85). A nap already assumes movement.
             state.detector.reset()
         case .waking, .sleeping, .pausedUntilRestart:
             // Core Location's exact behaviour when autoResume is off; duty cycles keep their own schedule.
@@ -416,6 +444,62 @@ public struct Policy: Sendable {
             "probe found no fix within \(Words.duration(configuration.acquisition.timeout)); next probe in \(Words.duration(pause.probeInterval))"
         emit(.acquisitionFailed, detail)
         reason = detail
+    }
+
+    // MARK: - Predictive naps (PolicyConfiguration.prediction, issue 5)
+
+    /// What a continuous level runs the receiver at while tracking.
+    private func trackingRegime(_ requested: UpdatesConfiguration) -> ReceiverRegime {
+        requested.desiredAccuracy == .nearestTenMeters && receiver.supportedRegimes.contains(.powerSave)
+            ? .powerSave : .continuous
+    }
+
+    /// The longest gap between fixes that does not restart the stationary window: naps leave gaps of their
+    /// own length, and a device still within the radius after a nap has not been seen leaving.
+    private var stationaryGap: Double {
+        let prediction = configuration.prediction
+        guard prediction.enabled else { return configuration.maximumAge }
+        return configuration.maximumAge + prediction.maximumSleep + receiver.timeToFirstFix.warm
+    }
+
+    /// After an acceptable fix while tracking: how long until the position could be `bound` from the location
+    /// the application has (the last delivered one: a fix the distance filter held back counts with its
+    /// distance from it), allowing for this fix's accuracy, at the recent speed and the rule's acceleration.
+    /// Sleeps when that leaves room for a nap of at least `minimumSleep` before a wake one time to first fix
+    /// early, and the nap (down current, then acquisition current for the time to first fix) costs less
+    /// charge than staying up for as long.
+    private mutating func considerNap(_ state: inout Updates, after location: Location, now: Instant) {
+        let rule = configuration.prediction
+        guard rule.enabled, let speed = recentSpeed else { return }
+        let bound = rule.effectiveBound
+        let accuracy = FixFilter.accuracy(of: location) ?? 0
+        let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
+        let reach = rule.secondsToReach(bound - accuracy - offset, speed: speed)
+        // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
+        // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
+        // than the rare overshoot it prevents (bench/policy.sh).
+        let horizon = reach
+        // The way down depends on the nap's length, and the start after it on the way down.
+        var sleep = min(horizon - receiver.timeToFirstFix.hot, rule.maximumSleep)
+        let down = receiver.cheaperDownRegime(forSleepOf: max(sleep, 0))
+        let firstFix = receiver.timeToFirstFix(afterDown: max(sleep, 0), in: down)
+        sleep = min(horizon - firstFix, rule.maximumSleep)
+        guard sleep >= rule.minimumSleep else { return }
+        let napCharge = receiver.current(in: down) * sleep + receiver.current.acquisition * firstFix
+        let upCharge = receiver.current(in: trackingRegime(state.configuration)) * (sleep + firstFix)
+        guard napCharge < upCharge else { return }
+        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        schedule(.predictionWake, at: now + sleep)
+        let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
+        reason =
+            "\(motion): \(Words.distance(bound)) bound not reachable for \(Words.duration(reach)); sleeping \(Words.duration(sleep))"
+    }
+
+    private mutating func predictionWake(now: Instant) {
+        guard var state = updates, case .napping(let nap) = state.phase else { return }
+        state.phase = .tracking
+        updates = state
+        reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
     }
 
     // MARK: - Deferred updates (SPEC.md §5)
@@ -667,6 +751,7 @@ public struct Policy: Sendable {
         case .significantChangeWake: significantChangeWake(now: now)
         case .significantChangeTimeout: significantChangeTimedOut(now: now)
         case .request(let requestID): requestTimedOut(requestID)
+        case .predictionWake: predictionWake(now: now)
         }
     }
 
@@ -701,9 +786,7 @@ public struct Policy: Sendable {
             let level = state.configuration.desiredAccuracy.rawValue
             switch state.phase {
             case .tracking:
-                if state.configuration.desiredAccuracy == .nearestTenMeters
-                    && receiver.supportedRegimes.contains(.powerSave)
-                {
+                if trackingRegime(state.configuration) == .powerSave {
                     result.append((.powerSave, "updating at nearestTenMeters in the receiver's power-save cycling"))
                 } else {
                     result.append((.continuous, "updating at \(level) accuracy"))
@@ -722,6 +805,9 @@ public struct Policy: Sendable {
                             "paused: down until the next probe"
                         ))
                 }
+            case .napping(let nap):
+                result.append(
+                    (receiver.cheaperDownRegime(forSleepOf: nap.wakeAt - now), "predictive nap: down until the next fix"))
             case .pausedUntilRestart:
                 // Standby where possible: the application may start updates again soon and deserves a hot start.
                 result.append((receiver.effectiveRegime(.standby), "paused until updates are started again"))

@@ -77,16 +77,24 @@ public struct Profile: Sendable, Hashable {
     /// back, as `ReceiverModel.effectiveRegime` says).
     public var effectiveExitRegime: ReceiverRegime { receiver.effectiveRegime(exitRegime) }
 
+    /// The policy's configuration as the profile runs it: a prediction bound left null is the profile's
+    /// staleness bound.
+    public var effectivePolicy: PolicyConfiguration {
+        var configuration = policy
+        if configuration.prediction.bound == nil { configuration.prediction.bound = stalenessBound }
+        return configuration
+    }
+
     /// What this profile asks of the policy in a simulated replay (`lodestar replay --profile`).
     public var simulationSetup: SimulationSetup {
         SimulationSetup(
             updates: updatesEnabled ? updates : nil,
             deferral: deferred.map { SimulationSetup.Deferral(untilTraveled: $0.untilTraveled, timeout: $0.timeout) },
-            significantChange: significantChange, policy: policy, receiver: receiver)
+            significantChange: significantChange, policy: effectivePolicy, receiver: receiver)
     }
 
     /// The policy this profile configures, ready for `startEvents`.
-    public func makePolicy() -> Policy { Policy(configuration: policy, receiver: receiver) }
+    public func makePolicy() -> Policy { Policy(configuration: effectivePolicy, receiver: receiver) }
 }
 
 /// A profile that cannot be used. `invalid` lists every problem, each naming the key path and what is

@@ -102,6 +102,16 @@ extension Profile {
             ),
             ("requestTimeout", .number(policy.requestTimeout)),
             ("reducedGridSize", .number(policy.reducedGridSize)),
+            (
+                "prediction",
+                .object([
+                    ("enabled", .bool(policy.prediction.enabled)),
+                    ("bound", optional(policy.prediction.bound)),
+                    ("maximumAcceleration", .number(policy.prediction.maximumAcceleration)),
+                    ("minimumSleep", .number(policy.prediction.minimumSleep)),
+                    ("maximumSleep", .number(policy.prediction.maximumSleep)),
+                ])
+            ),
         ])
     }
 
@@ -170,7 +180,7 @@ extension Profile {
 
 /// What a numeric knob measures, for "allowed: a number of seconds from 1 to 3600".
 private enum Unit {
-    case seconds, metres, speed, current, factor
+    case seconds, metres, speed, acceleration, current, factor
 
     func describe(_ range: ClosedRange<Double>) -> String {
         let bounds = "from \(JSONWriter.numberText(range.lowerBound)) to \(JSONWriter.numberText(range.upperBound))"
@@ -178,6 +188,7 @@ private enum Unit {
         case .seconds: return "a number of seconds \(bounds)"
         case .metres: return "a number of metres \(bounds)"
         case .speed: return "a speed in m/s \(bounds)"
+        case .acceleration: return "an acceleration in m/s² \(bounds)"
         case .current: return "a current in mA \(bounds)"
         case .factor: return "a number \(bounds)"
         }
@@ -410,7 +421,7 @@ private struct ProfileReader {
     private mutating func readPolicy(_ value: JSONValue, into policy: inout PolicyConfiguration) {
         let keys = [
             "maximumAge", "warmUp", "warmUpAccuracyLimit", "stationary", "dutyCycle", "acquisition",
-            "deferredBufferCapacity", "significantChange", "requestTimeout", "reducedGridSize",
+            "deferredBufferCapacity", "significantChange", "requestTimeout", "reducedGridSize", "prediction",
         ]
         guard let members = object(value, at: "policy", keys: keys) else { return }
         number(members, "maximumAge", in: "policy", .seconds, 1...3600, into: &policy.maximumAge)
@@ -489,6 +500,21 @@ private struct ProfileReader {
         }
         number(members, "requestTimeout", in: "policy", .seconds, 1...3600, into: &policy.requestTimeout)
         number(members, "reducedGridSize", in: "policy", .metres, 100...100_000, into: &policy.reducedGridSize)
+        let predictionKeys = ["enabled", "bound", "maximumAcceleration", "minimumSleep", "maximumSleep"]
+        if let value = members["prediction"],
+            let members = object(value, at: "policy.prediction", keys: predictionKeys)
+        {
+            let path = "policy.prediction"
+            bool(members, "enabled", in: path, into: &policy.prediction.enabled)
+            optionalNumber(
+                members, "bound", in: path, .metres, Self.metres, nullMeans: "the profile's stalenessBound",
+                into: &policy.prediction.bound)
+            number(
+                members, "maximumAcceleration", in: path, .acceleration, 0.01...50,
+                into: &policy.prediction.maximumAcceleration)
+            number(members, "minimumSleep", in: path, .seconds, 1...3600, into: &policy.prediction.minimumSleep)
+            number(members, "maximumSleep", in: path, .seconds, 1...3600, into: &policy.prediction.maximumSleep)
+        }
     }
 
     private mutating func readReceiver(_ value: JSONValue, into receiver: inout ReceiverModel) {

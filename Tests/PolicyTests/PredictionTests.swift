@@ -1,0 +1,193 @@
+import GPSModel
+import Policy
+import Testing
+
+/// `PolicyConfiguration.prediction` (issue 5): naps between fixes while tracking, until the position could
+/// have moved the bound.
+@Suite struct PredictionTests {
+    /// Prediction on with the given acceleration and minimum sleep; a u-blox 8 (hot 2 s, kept hot through
+    /// off by its backup cell, so off is the way down).
+    static func configuration(
+        acceleration: Double = 0.5, minimumSleep: Double = 1, bound: Double? = 100, enabled: Bool = true
+    ) -> PolicyConfiguration {
+        var configuration = PolicyConfiguration()
+        configuration.prediction = PredictionRule(
+            enabled: enabled, bound: bound, maximumAcceleration: acceleration, minimumSleep: minimumSleep,
+            maximumSleep: 60)
+        return configuration
+    }
+
+    static let car = UpdatesConfiguration(activityType: .automotiveNavigation)
+
+    /// v·T + a·T²/2 = bound − accuracy, solved by hand for each row; the nap is T − hot TTFF (2 s), nil when
+    /// no nap is expected.
+    static let cases: [(name: String, speed: Double, acceleration: Double, minimumSleep: Double, sleep: Double?)] = [
+        // 35 m/s: (√(35² + 2·0.5·95) − 35)/0.5 = 2.66 s to reach 95 m; a 0.66 s nap is under the minimum.
+        ("fast car, car profile's rule", 35, 0.5, 1, nil),
+        // 30 m/s with the default rule (1 m/s², 3 s minimum): 3.0 s to reach, a 1 s nap: not taken.
+        ("fast car, default rule", 30, 1, 3, nil),
+        // 2 m/s: (√(4 + 95) − 2)/0.5 = 15.90 s; nap 13.90 s.
+        ("car at 2 m/s", 2, 0.5, 1, 13.900),
+        // Stopped at a light: √(2·95/0.5) = 19.49 s; nap 17.49 s.
+        ("stopped at a light", 0, 0.5, 1, 17.494),
+        // 10 m/s at 1 m/s²: √(100 + 190) − 10 = 7.03 s; nap 5.03 s.
+        ("town speed", 10, 1, 3, 5.029),
+    ]
+
+    @Test(arguments: cases)
+    func napsWhenTheBoundCannotBeReachedBeforeAWake(
+        name: String, speed: Double, acceleration: Double, minimumSleep: Double, sleep: Double?
+    ) throws {
+        var harness = Harness(
+            configuration: Self.configuration(acceleration: acceleration, minimumSleep: minimumSleep),
+            receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        let actions = harness.fix(makeFix(t: 1, accuracy: 5, speed: speed), at: 1)
+        #expect(actions.delivered.count == 1, "\(name): the fix is delivered before the nap")
+        let wake = actions.scheduled(.predictionWake)
+        guard let sleep else {
+            #expect(wake == nil, "\(name): napped")
+            #expect(!harness.policy.isNapping)
+            #expect(actions.regimes.isEmpty, "\(name): the receiver stays continuous")
+            return
+        }
+        let at = try #require(wake, "\(name): no nap")
+        #expect(abs(at.seconds - (1 + sleep)) < 0.01, "\(name): wake at \(at), expected \(1 + sleep)")
+        #expect(actions.regimes == [.off], "\(name): a backed-up u-blox 8 goes off (hot start kept)")
+        #expect(harness.policy.isNapping)
+    }
+
+    @Test func theWakeComesOneHotStartBeforeTheBoundCanBeReached() throws {
+        var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 2), at: 1)
+        let wake = try #require(nap.scheduled(.predictionWake))
+        let reach = PredictionRule(enabled: true, maximumAcceleration: 0.5).secondsToReach(95, speed: 2)
+        #expect(abs(wake.seconds + ReceiverModel.ublox8.timeToFirstFix.hot - (1 + reach)) < 0.001)
+        let woken = harness.advance(to: wake.seconds)
+        #expect(woken.regimes == [.continuous])
+        #expect(woken.regimeReasons == ["waking after a 14 s nap for the next fix"])
+        #expect(!harness.policy.isNapping)
+        // The first acceptable fix after the wake is delivered, and the decision is taken again.
+        let next = harness.fix(makeFix(t: wake.seconds + 2, east: 30, accuracy: 5, speed: 2), at: wake.seconds + 2)
+        #expect(next.delivered.count == 1)
+        #expect(next.scheduled(.predictionWake) != nil)
+    }
+
+    @Test func theReasonSaysHowFastHowFarAndHowLong() throws {
+        var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        let moving = harness.fix(makeFix(t: 1, accuracy: 5, speed: 2.1), at: 1)
+        #expect(moving.regimeReasons == ["moving 2.1 m/s: 100 m bound not reachable for 16 s; sleeping 14 s"])
+        var stopped = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        stopped.send(.startUpdates(Self.car), at: 0)
+        let light = stopped.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        #expect(light.regimeReasons == ["stopped: 100 m bound not reachable for 19 s; sleeping 17 s"])
+    }
+
+    @Test func aNapThatCostsMoreThanStayingUpIsNotTaken() {
+        // A receiver with no backup and no standby pays a warm start (32 s) after off: no nap fits 16 s.
+        var generic = Harness(configuration: Self.configuration(), receiver: .genericNMEA)
+        generic.send(.startUpdates(Self.car), at: 0)
+        #expect(generic.fix(makeFix(t: 1, accuracy: 5, speed: 2), at: 1).scheduled(.predictionWake) == nil)
+        // Off drawing as much as tracking (a receiver behind a closed device that keeps running): never pays.
+        var receiver = ReceiverModel.ublox8
+        receiver.current.off = receiver.current.tracking
+        receiver.supportedRegimes = [.continuous, .off]
+        var closed = Harness(configuration: Self.configuration(), receiver: receiver)
+        closed.send(.startUpdates(Self.car), at: 0)
+        #expect(closed.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1).scheduled(.predictionWake) == nil)
+    }
+
+    @Test func theAccuracyAndWhatTheDistanceFilterHeldBackComeOffTheBound() throws {
+        // 45 m accuracy leaves 55 m: √(2·55/0.5) = 14.83 s, nap 12.83 s.
+        var coarse = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        coarse.send(.startUpdates(Self.car), at: 0)
+        let wake = try #require(coarse.fix(makeFix(t: 1, accuracy: 45, speed: 0), at: 1).scheduled(.predictionWake))
+        #expect(abs(wake.seconds - (1 + 12.833)) < 0.01)
+        // A fix 8 m from the last delivered one, held back by a 10 m filter: 100 − 5 − 8 = 87 m.
+        var filtered = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        var updates = Self.car
+        updates.distanceFilter = 10
+        filtered.send(.startUpdates(updates), at: 0)
+        let first = try #require(filtered.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1).scheduled(.predictionWake))
+        let second = filtered.fix(makeFix(t: first.seconds + 2, east: 8, accuracy: 5, speed: 0), at: first.seconds + 2)
+        #expect(second.delivered.isEmpty)
+        let again = try #require(second.scheduled(.predictionWake))
+        let expected = (2 * 87 / 0.5).squareRoot() - 2
+        #expect(abs(again.seconds - (first.seconds + 2 + expected)) < 0.01)
+    }
+
+    @Test func disabledIsTheOldBehaviour() {
+        var plain = Harness(receiver: .ublox8)
+        var disabled = Harness(configuration: Self.configuration(enabled: false), receiver: .ublox8)
+        for harness in [0, 1] {
+            var h = harness == 0 ? plain : disabled
+            h.send(.startUpdates(Self.car), at: 0)
+            h.moving(from: 1, to: 60, speed: 2)
+            h.stationary(from: 61, to: 500, east: 120)
+            if harness == 0 { plain = h } else { disabled = h }
+        }
+        #expect(plain.log.count == disabled.log.count)
+        #expect("\(plain.allActions)" == "\(disabled.allActions)")
+        #expect(!disabled.allActions.contains { if case .schedule(.predictionWake, _) = $0 { true } else { false } })
+    }
+
+    @Test func aStoppedCarStillPausesThroughItsNaps() throws {
+        var configuration = Self.configuration()
+        configuration.stationary.automotiveNavigation.window = 90
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        var t = 1.0
+        var paused: Double?
+        // The receiver gives a fix only 2 s (its hot start) after each wake.
+        for _ in 0..<20 {
+            let actions = harness.fix(makeFix(t: t, north: (t * 7).truncatingRemainder(dividingBy: 5), speed: 0.3), at: t)
+            if actions.eventNames.contains("paused") {
+                paused = t
+                break
+            }
+            let wake = try #require(actions.scheduled(.predictionWake), "no nap at \(t)")
+            t = wake.seconds + 2
+        }
+        let at = try #require(paused, "never paused")
+        #expect(at >= 90 && at <= 90 + 20, "paused at \(at)")
+        #expect(harness.policy.isPaused && !harness.policy.isNapping)
+        #expect(harness.timers[.predictionWake] == nil)
+    }
+
+    @Test func aRequestDuringANapPowersUpAndItsFixEndsTheNap() throws {
+        var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        #expect(nap.scheduled(.predictionWake) != nil)
+        // The most demanding activity wins: the request needs the receiver now.
+        let request = harness.send(.requestLocation(7, timeout: 15, desiredAccuracy: nil), at: 3)
+        #expect(request.regimes == [.continuous])
+        // Its fix answers the request and, the receiver being up anyway, ends the nap and is delivered.
+        let answer = harness.fix(makeFix(t: 5, east: 3, accuracy: 5, speed: 0), at: 5)
+        #expect(answer.eventNames == ["requestCompleted"])
+        #expect(answer.delivered.count == 1)
+        #expect(answer.actions(cancelling: .predictionWake))
+        // Then a new nap from this fix: down again.
+        #expect(answer.scheduled(.predictionWake) != nil)
+        #expect(answer.regimes == [.off])
+    }
+
+    @Test func theRuleIsValidatedWithKeyPaths() {
+        var configuration = PolicyConfiguration()
+        configuration.prediction = PredictionRule(
+            enabled: true, bound: 0, maximumAcceleration: 0, minimumSleep: 10, maximumSleep: 5)
+        let fields = configuration.validate().map(\.field)
+        #expect(
+            fields == [
+                "prediction.bound", "prediction.maximumAcceleration", "prediction.maximumSleep",
+            ])
+    }
+}
+
+extension Array where Element == PolicyAction {
+    func actions(cancelling id: TimerID) -> Bool {
+        contains { if case .cancel(id) = $0 { true } else { false } }
+    }
+}

@@ -14,6 +14,9 @@ import Glibc
 /// Deterministic: every number is formatted by hand (no locale, no dictionary order), so the same evaluation
 /// gives the same bytes. Drawn geometry is thinned to about one pixel, so a 3-hour drive at 1 Hz stays small.
 enum EvaluationReport {
+    /// Seconds a sleep must last to get a disc on the map.
+    static let discMinimum = 60.0
+
     static func html(_ evaluation: Evaluation, capture: String, profile: String) -> String {
         var page = ""
         page.reserveCapacity(200_000)
@@ -45,8 +48,10 @@ enum EvaluationReport {
         let policy = evaluation.policy
         let downPercent = evaluation.duration > 0 ? policy.downSeconds / evaluation.duration * 100 : 0
         if let longest = sleeps.map(\.span).max() {
+            let pauses = evaluation.events.count { $0.kind.name == "paused" }
             text += "<p class=\"verdict\">The receiver slept <b>\(number(downPercent, decimals: 1)) %</b> of the "
-            text += "capture (\(sleeps.count) \(sleeps.count == 1 ? "sleep" : "sleeps"), the longest \(clock(longest)))"
+            text += "capture (\(sleeps.count) \(sleeps.count == 1 ? "sleep" : "sleeps"), \(pauses) of them "
+            text += "\(pauses == 1 ? "a pause" : "pauses"), the longest \(clock(longest)))"
         } else {
             text += "<p class=\"verdict\">The receiver <b>never slept</b>: it was up the whole capture"
         }
@@ -315,8 +320,9 @@ enum Marker {
     }
 }
 
-/// A stretch of the receiver down: down intervals with less than `joining` seconds up between them (the
-/// probes of a pause) are one sleep.
+/// A stretch of the receiver down: the down intervals of one pause (between its probes) are one sleep; so
+/// are down intervals with at most `joining` seconds up between them. Naps while moving are seconds apart by
+/// design and each is its own sleep (joining them would report one long sleep through a whole drive).
 struct SleepEpisode {
     var start: Double
     var end: Double
@@ -329,7 +335,7 @@ struct SleepEpisode {
 
     static func episodes(
         _ timeline: [ReceiverInterval], events: [(t: Double, kind: PolicyEventKind, detail: String)],
-        joining: Double = 30
+        joining: Double = 0
     ) -> [SleepEpisode] {
         // From each pause to its resume (or the end) the policy is asleep but for its probes: one sleep.
         var paused: [(start: Double, end: Double)] = []
@@ -537,7 +543,10 @@ struct TrackMap {
         }
 
         // Sleeps standing still (or creeping) hardly draw a line: a disc over where each was, sized by how long.
-        for episode in SleepEpisode.episodes(evaluation.timeline, events: evaluation.events) {
+        // Only sleeps of a minute or more: the seconds-long naps between fixes are the red track itself, and a
+        // disc for each would bury the map.
+        for episode in SleepEpisode.episodes(evaluation.timeline, events: evaluation.events)
+        where episode.span >= EvaluationReport.discMinimum {
             let first = index(atOrBefore: episode.start)
             let during = points[first...max(first, index(atOrBefore: episode.end))]
             let low = (x: during.map(\.x).min() ?? 0, y: during.map(\.y).min() ?? 0)

@@ -105,6 +105,17 @@ public final class LocationManager: Sendable {
         core = ManagerCore(source: source, configuration: configuration, receiver: receiver, control: receiverControl)
     }
 
+    /// A manager running `profile`'s policy and receiver model (with its staleness bound filled in for
+    /// predictive naps). Start its activities with `profile.startEvents`' settings: `startUpdatingLocation(
+    /// profile.updates)` and so on; the profile only configures.
+    public convenience init(
+        source: LocationSource, profile: Profile, receiverControl: any ReceiverControl = NoReceiverControl()
+    ) {
+        self.init(
+            source: source, configuration: profile.effectivePolicy, receiver: profile.receiver,
+            receiverControl: receiverControl)
+    }
+
     deinit {
         core.release()
     }

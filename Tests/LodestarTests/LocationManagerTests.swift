@@ -83,6 +83,24 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
 }
 
 @Suite struct LocationManagerTests {
+    /// A manager made from a profile runs that profile's policy: the car's naps and pauses on a real drive,
+    /// the same regime changes `replay --profile car` prints.
+    @Test func aManagerFromAProfileRunsItsPolicy() async throws {
+        let profile = try ProfileStore.load(nameOrPath: "car")
+        let contents = try importedCapture("munich-urban-stopgo-31m.nmea")
+        let manager = LocationManager(source: .replay(contents, speed: nil), profile: profile)
+        manager.startUpdatingLocation(profile.updates)
+        let updates = await allUpdates(manager.updates)
+        var expected: [ReceiverRegime] = []
+        _ = ReceiverSimulation(setup: profile.simulationSetup).run(contents) { output in
+            if case .regime(_, let regime, _) = output { expected.append(regime) }
+        }
+        let seen = regimes(updates)
+        #expect(seen.count > 50, "naps: \(seen.count) regime changes")
+        #expect(seen.filter { $0 != .off }.count >= expected.filter { $0 != .off }.count - 1)
+        #expect(!locations(updates).isEmpty)
+    }
+
     // MARK: Replay of hand-made captures
 
     @Test func updatesArriveFilteredOnceEachInOrder() async throws {

@@ -9,19 +9,38 @@ import Glibc
 /// truth a policy is judged against).
 public struct TrueTrack: Sendable {
     public let points: [(t: Double, location: Location)]
+    /// The receiver going away (a device closed, gpsd gone) and coming back, in the stream's order: each
+    /// came after the first `afterPoints` points.
+    public let receiverChanges: [ReceiverChange]
 
-    public init(points: [(t: Double, location: Location)]) {
-        self.points = points
+    public struct ReceiverChange: Sendable, Equatable {
+        public var t: Double
+        public var afterPoints: Int
+        /// Why it was lost; nil when it came back.
+        public var lostReason: String?
     }
 
-    /// The capture through the live pipeline (decoder, epoch collapsing, assembler).
+    public init(points: [(t: Double, location: Location)], receiverChanges: [ReceiverChange] = []) {
+        self.points = points
+        self.receiverChanges = receiverChanges
+    }
+
+    /// The capture through the live pipeline (decoder, epoch collapsing, assembler), decoded once for both
+    /// the simulated run and the evaluation that judges it.
     public init(_ contents: CaptureContents) {
         var assembler = LocationAssembler(origin: .replay)
         var points: [(t: Double, location: Location)] = []
+        var changes: [ReceiverChange] = []
         CaptureReplayer(contents).run(onEvent: { t, event in
             if let location = assembler.location(after: event) { points.append((t, location)) }
+            switch event {
+            case .receiverLost(let reason): changes.append(ReceiverChange(t: t, afterPoints: points.count, lostReason: reason))
+            case .receiverBack: changes.append(ReceiverChange(t: t, afterPoints: points.count, lostReason: nil))
+            default: break
+            }
         })
         self.points = points
+        receiverChanges = changes
     }
 
     public var first: Double { points.first?.t ?? 0 }
@@ -159,7 +178,7 @@ public enum EvaluationMath {
         errors.reserveCapacity(truth.points.count)
         // Local flat projection around the first point: the tracks here span tens of km at most.
         let origin = delivered[0]
-        let scale = cosine(origin.latitude)
+        let scale = cos(origin.latitude * .pi / 180)
         func project(_ location: Location) -> (x: Double, y: Double) {
             ((location.longitude - origin.longitude) * 111_320 * scale, (location.latitude - origin.latitude) * 110_574)
         }
@@ -187,12 +206,6 @@ public enum EvaluationMath {
         let u = max(0, min(1, ((p.x - a.x) * dx + (p.y - a.y) * dy) / length))
         return hypot(p.x - (a.x + u * dx), p.y - (a.y + u * dy))
     }
-
-    static func cosine(_ degrees: Double) -> Double {
-        cos(degrees * .pi / 180)
-    }
-
-    static func hypot(_ x: Double, _ y: Double) -> Double { (x * x + y * y).squareRoot() }
 }
 
 /// A profile's run on a capture next to the baselines and the oracle (DESIGN.md §4, issue 5).
@@ -268,10 +281,13 @@ public struct Evaluator: Sendable {
     }
 
     public func evaluate(_ contents: CaptureContents) -> Evaluation {
-        let truth = TrueTrack(contents)
+        evaluate(TrueTrack(contents))
+    }
+
+    public func evaluate(_ truth: TrueTrack) -> Evaluation {
         var deliveries: [(t: Double, location: Location)] = []
         var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
-        let summary = ReceiverSimulation(setup: setup).run(contents) { output in
+        let summary = ReceiverSimulation(setup: setup).run(truth) { output in
             switch output {
             case .locations(let t, let locations): for location in locations { deliveries.append((t, location)) }
             case .event(let t, let kind, let detail):
@@ -291,19 +307,11 @@ public struct Evaluator: Sendable {
         ) -> (RunFigures, [Double?]) {
             let energy = EvaluationMath.energy(timeline, model: model)
             let (staleness, without, perFix) = EvaluationMath.staleness(truth: truth, deliveries: deliveries, bound: bound)
-            let down = timeline.reduce(0.0) { $0 + ($1.state == .standby || $1.state == .off ? $1.end - $1.start : 0) }
-            var wakes = 0
-            for (previous, next) in zip(timeline, timeline.dropFirst())
-            where (previous.state == .standby || previous.state == .off)
-                && (next.state == .acquiring || next.state == .tracking || next.state == .powerSave)
-            {
-                wakes += 1
-            }
             return (
                 RunFigures(
                     name: name, energy: energy, energyPercent: alwaysOnEnergy > 0 ? energy / alwaysOnEnergy * 100 : 0,
                     staleness: staleness, secondsWithoutLocation: without, delivered: deliveries.count,
-                    downSeconds: down, wakes: wakes),
+                    downSeconds: timeline.downSeconds, wakes: timeline.wakes),
                 perFix
             )
         }

@@ -52,6 +52,9 @@ public struct ReceiverInterval: Sendable, Equatable {
         case powerSave
         case standby
         case off
+
+        /// Standby or off: no fixes, and a wake ahead.
+        public var isDown: Bool { self == .standby || self == .off }
     }
 
     public var start: Double
@@ -62,6 +65,18 @@ public struct ReceiverInterval: Sendable, Equatable {
         self.start = start
         self.end = end
         self.state = state
+    }
+}
+
+extension Array where Element == ReceiverInterval {
+    /// Seconds down (standby or off).
+    public var downSeconds: Double {
+        reduce(0) { $0 + ($1.state.isDown ? $1.end - $1.start : 0) }
+    }
+
+    /// Wakes: a down stretch followed by an up one (each pays a time to first fix).
+    public var wakes: Int {
+        zip(self, dropFirst()).count { $0.state.isDown && !$1.state.isDown }
     }
 }
 
@@ -79,9 +94,7 @@ public struct SimulationSummary: Sendable, Equatable {
     public var duration: Double { lastT - firstT }
 
     /// Seconds the receiver was down (standby or off).
-    public var downSeconds: Double {
-        timeline.reduce(0) { $0 + ($1.state == .standby || $1.state == .off ? $1.end - $1.start : 0) }
-    }
+    public var downSeconds: Double { timeline.downSeconds }
 
     public var downShare: Double { duration > 0 ? downSeconds / duration : 0 }
 }
@@ -166,37 +179,39 @@ public struct SimulatedReceiver: Sendable {
 /// warm). Timers fire on the capture's clock. Pure and deterministic: the same capture and setup give the
 /// same outputs.
 public struct ReceiverSimulation: Sendable {
-    public let setup: SimulationSetup
-
-    public init(setup: SimulationSetup) {
-        self.setup = setup
-    }
-
     private enum Input {
         case fix(Location)
         case lost(String)
         case back
     }
 
-    /// The capture's fixes as locations, and its receiver losses, on its clock (the live pipeline's output).
-    private static func truth(of contents: CaptureContents) -> [(t: Double, input: Input)] {
-        var assembler = LocationAssembler(origin: .replay)
-        var inputs: [(t: Double, input: Input)] = []
-        CaptureReplayer(contents).run(onEvent: { t, event in
-            if let location = assembler.location(after: event) { inputs.append((t, .fix(location))) }
-            switch event {
-            case .receiverLost(let reason): inputs.append((t, .lost(reason)))
-            case .receiverBack: inputs.append((t, .back))
-            default: break
-            }
-        })
-        return inputs
+    public let setup: SimulationSetup
+
+    public init(setup: SimulationSetup) {
+        self.setup = setup
     }
 
     public func run(_ contents: CaptureContents, onOutput: (SimulationOutput) -> Void) -> SimulationSummary {
-        let inputs = Self.truth(of: contents)
+        run(TrueTrack(contents), onOutput: onOutput)
+    }
+
+    /// Runs on an already decoded capture (the evaluation decodes it once for the run and the judging).
+    public func run(_ truth: TrueTrack, onOutput: (SimulationOutput) -> Void) -> SimulationSummary {
+        // The fixes and the receiver's losses and returns, back in the order the stream had them.
+        var inputs: [(t: Double, input: Input)] = []
+        inputs.reserveCapacity(truth.points.count + truth.receiverChanges.count)
+        var changes = truth.receiverChanges[...]
+        for (index, point) in truth.points.enumerated() {
+            while let change = changes.first, change.afterPoints <= index {
+                inputs.append((change.t, change.lostReason.map(Input.lost) ?? .back))
+                changes = changes.dropFirst()
+            }
+            inputs.append((point.t, .fix(point.location)))
+        }
+        for change in changes { inputs.append((change.t, change.lostReason.map(Input.lost) ?? .back)) }
+
         var summary = SimulationSummary()
-        summary.trueFixes = inputs.count { if case .fix = $0.input { true } else { false } }
+        summary.trueFixes = truth.points.count
         guard let first = inputs.first, let last = inputs.last else { return summary }
         summary.firstT = first.t
         summary.lastT = last.t

@@ -1,4 +1,5 @@
 import Capture
+import Synchronization
 import GPSD
 
 /// Writes a raw receiver log into a pty as the receiver would have: epoch by epoch, paced by the receiver's
@@ -58,5 +59,43 @@ public struct CaptureFeeder: Sendable {
         }
         outcome.completed = terminal.waitUntilRead()
         return outcome
+    }
+}
+
+/// A feed on its own thread, as the demo and `replay --through-gpsd` run one while they read gpsd back:
+/// started once the watch is in effect, stoppable early, and done `settle` seconds after its last byte
+/// (gpsd reports the last epoch once it sees no more input).
+public final class BackgroundFeed: Sendable {
+    private let started = Atomic<Bool>(false)
+    private let done = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    public let settle: Double
+
+    public init(settle: Double = 1) {
+        self.settle = settle
+    }
+
+    /// Runs `body` once, on a new thread; `body` gets a check that says when to stop early.
+    public func start(_ body: @escaping @Sendable (_ shouldStop: () -> Bool) -> Void) {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let launched = DetachedThread.start { [self] in
+            body { stopRequested.load(ordering: .relaxed) }
+            sleepSeconds(settle)
+            done.store(true, ordering: .releasing)
+        }
+        if !launched { done.store(true, ordering: .releasing) }
+    }
+
+    /// Fed and settled (or it could not start).
+    public var isDone: Bool { done.load(ordering: .acquiring) }
+
+    /// Asks the feed to stop early.
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+    }
+
+    /// Waits for a started feed to be done (at once when it never started).
+    public func waitUntilDone() {
+        while started.load(ordering: .acquiring) && !isDone { sleepSeconds(0.02) }
     }
 }

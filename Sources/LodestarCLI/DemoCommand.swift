@@ -2,7 +2,6 @@ import Capture
 import GPSD
 import GPSModel
 import Lodestar
-import Synchronization
 
 /// `lodestar demo`: Lodestar working without a receiver. Starts a private gpsd on a free port with a pty as
 /// its device, replays a real capture into the pty at the capture's own pace (sped up), and runs `watch`
@@ -89,25 +88,14 @@ enum DemoCommand {
             "lodestar demo: replaying \(captureName) (\(log.epochs.count) epochs) into a private gpsd on port "
                 + "\(gpsd.port) through \(terminal.devicePath) at \(TextLine.fixed(speed, decimals: 0, width: 1))x")
 
-        let feedDone = Atomic<Bool>(false)
-        let stopFeeding = Atomic<Bool>(false)
         let feeder = CaptureFeeder(speed: speed)
-        let startFeeding = {
-            let started = DetachedThread.start {
-                _ = feeder.feed(log, to: terminal) { stopFeeding.load(ordering: .relaxed) || context.shouldStop() }
-                // Give gpsd a moment to report the last epoch before the watch ends.
-                sleepSeconds(1)
-                feedDone.store(true, ordering: .releasing)
-            }
-            if !started { feedDone.store(true, ordering: .releasing) }
-        }
+        let feed = BackgroundFeed()
         let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
         let code = WatchLoop(options: options, context: context).run(
-            source: source, extraStop: { feedDone.load(ordering: .acquiring) }, onWatching: startFeeding)
-        stopFeeding.store(true, ordering: .relaxed)
-        while !feedDone.load(ordering: .acquiring) && code == .success && !context.shouldStop() {
-            sleepSeconds(0.05)
-        }
+            source: source, extraStop: { feed.isDone },
+            onWatching: { feed.start { stop in _ = feeder.feed(log, to: terminal) { stop() || context.shouldStop() } } })
+        feed.stop()
+        if code == .success && !context.shouldStop() { feed.waitUntilDone() }
         return code
     }
 

@@ -2,7 +2,6 @@ import Capture
 import GPSD
 import GPSModel
 import Lodestar
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -278,9 +277,9 @@ enum ReplayCommand {
         _ contents: CaptureContents, path: String, speed: Double?, emitter: inout LocationEmitter,
         context: CommandContext
     ) -> Result<Int, CaptureInput.Failure> {
-        var chunks: [(t: Double, bytes: ArraySlice<UInt8>)] = []
-        for line in contents.lines {
-            if case .received(let range) = line.payload { chunks.append((line.t, contents.rawBytes(range)[...])) }
+        let chunks = contents.lines.compactMap { line -> (t: Double, bytes: ArraySlice<UInt8>)? in
+            guard case .received(let range) = line.payload else { return nil }
+            return (line.t, contents.rawBytes(range)[...])
         }
         guard !chunks.isEmpty else {
             context.say(
@@ -305,47 +304,25 @@ enum ReplayCommand {
             gpsd.stop()
             terminal.close()
         }
-        let feedDone = Atomic<Bool>(false)
-        let stopFeeding = Atomic<Bool>(false)
         let feeder = CaptureFeeder(speed: speed)
-        let sendableChunks = chunks.map { SendableChunk(t: $0.t, bytes: Array($0.bytes)) }
-        let startFeeding = {
-            let started = DetachedThread.start {
-                _ = feeder.feed(
-                    sendableChunks.map { (t: $0.t, bytes: $0.bytes[...]) }, to: terminal
-                ) { stopFeeding.load(ordering: .relaxed) || context.shouldStop() }
-                // gpsd reports the last epoch once it sees no more input; give it that moment.
-                sleepSeconds(1)
-                feedDone.store(true, ordering: .releasing)
-            }
-            if !started { feedDone.store(true, ordering: .releasing) }
-        }
+        let feed = BackgroundFeed()
         let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
         var fixes = 0
-        var started = false
         do throws(GPSDError) {
-            try source.run(
-                shouldStop: { feedDone.load(ordering: .acquiring) || emitter.finished || context.shouldStop() }
-            ) { event in
+            try source.run(shouldStop: { feed.isDone || emitter.finished || context.shouldStop() }) { event in
                 if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
-                if case .watching = event, !started {
-                    started = true
-                    startFeeding()
+                if case .watching = event {
+                    feed.start { stop in _ = feeder.feed(chunks, to: terminal) { stop() || context.shouldStop() } }
                 }
                 emitter.handle(event)
             }
         } catch {
             context.say("lodestar replay: the private gpsd went away: \(error)")
-            stopFeeding.store(true, ordering: .relaxed)
+            feed.stop()
             return .failure(CaptureInput.Failure(code: .unavailable))
         }
-        stopFeeding.store(true, ordering: .relaxed)
-        while started && !feedDone.load(ordering: .acquiring) { sleepSeconds(0.02) }
+        feed.stop()
+        feed.waitUntilDone()
         return .success(fixes)
-    }
-
-    private struct SendableChunk: Sendable {
-        var t: Double
-        var bytes: [UInt8]
     }
 }

@@ -1,3 +1,4 @@
+import Capture
 /// A JSON document as a tree, members in the order written. Profiles need what `JSONDecoder` does not give:
 /// every unknown key, every wrong type and every duplicate, each with its key path, all at once. gpsd's
 /// `JSONSyntax` scanner is flat (top-level members only), so this is a small recursive parser of its own.
@@ -359,21 +360,10 @@ enum JSONWriter {
         return "\(number)"
     }
 
+    /// `text` as a JSON string, escaped as capture and output lines are.
     static func quoted(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case let control where control.value < 0x20:
-                let hex = String(control.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output + "\""
+        var bytes: [UInt8] = []
+        CaptureLineEncoder.appendQuoted(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -91,6 +91,9 @@ public struct RunFigures: Sendable, Equatable {
     public var energy: Double
     /// Percentage of always-on for the same capture and receiver model.
     public var energyPercent: Double
+    /// The part of `energy` drawn while the true track was stopped (moving under
+    /// `EvaluationMath.stoppedSpeed`): where a policy loses most against the oracle.
+    public var energyWhileStopped: Double
     /// Staleness at the true fixes (metres from the true position to the last location the application
     /// had been given), over the fixes at which it had one.
     public var staleness: Staleness
@@ -129,6 +132,38 @@ public enum EvaluationMath {
             }
             return total + current * (interval.end - interval.start) / 3600
         }
+    }
+
+    /// Below this true speed (m/s, from one true fix to the next) the device counts as stopped.
+    public static let stoppedSpeed = 1.0
+
+    /// The charge (mAh) of `timeline` drawn while the truth was stopped: each stretch between two true fixes
+    /// less than `stoppedSpeed` apart in speed counts as stopped.
+    public static func energyWhileStopped(_ timeline: [ReceiverInterval], model: ReceiverModel, truth: TrueTrack) -> Double {
+        var stopped: [ReceiverInterval] = []
+        for (from, to) in zip(truth.points, truth.points.dropFirst()) where to.t > from.t {
+            let speed = Geodesy.distance(from: from.location, to: to.location) / (to.t - from.t)
+            guard speed < stoppedSpeed else { continue }
+            if let last = stopped.last, last.end == from.t {
+                stopped[stopped.count - 1].end = to.t
+            } else {
+                stopped.append(ReceiverInterval(start: from.t, end: to.t, state: .off))
+            }
+        }
+        // Both lists are in time order and each list's intervals are disjoint: one merge pass.
+        var overlap: [ReceiverInterval] = []
+        var index = 0
+        for interval in timeline {
+            while index < stopped.count, stopped[index].end <= interval.start { index += 1 }
+            var next = index
+            while next < stopped.count, stopped[next].start < interval.end {
+                let start = Swift.max(interval.start, stopped[next].start)
+                let end = Swift.min(interval.end, stopped[next].end)
+                if end > start { overlap.append(ReceiverInterval(start: start, end: end, state: interval.state)) }
+                next += 1
+            }
+        }
+        return energy(overlap, model: model)
     }
 
     /// The nearest-rank percentile of sorted values.
@@ -306,10 +341,12 @@ public struct Evaluator: Sendable {
             _ name: String, timeline: [ReceiverInterval], deliveries: [(t: Double, location: Location)]
         ) -> (RunFigures, [Double?]) {
             let energy = EvaluationMath.energy(timeline, model: model)
+            let whileStopped = EvaluationMath.energyWhileStopped(timeline, model: model, truth: truth)
             let (staleness, without, perFix) = EvaluationMath.staleness(truth: truth, deliveries: deliveries, bound: bound)
             return (
                 RunFigures(
                     name: name, energy: energy, energyPercent: alwaysOnEnergy > 0 ? energy / alwaysOnEnergy * 100 : 0,
+                    energyWhileStopped: whileStopped,
                     staleness: staleness, secondsWithoutLocation: without, delivered: deliveries.count,
                     downSeconds: timeline.downSeconds, wakes: timeline.wakes),
                 perFix

@@ -65,6 +65,7 @@ enum EvaluationFormat {
         object.add("name", string: figures.name)
         object.add("energy", number: round(figures.energy, 1000))
         object.add("energyPercent", number: round(figures.energyPercent, 10))
+        object.add("energyWhileStopped", number: round(figures.energyWhileStopped, 1000))
         var staleness = JSONObject()
         staleness.add("p50", number: round(figures.staleness.p50, 10))
         staleness.add("p95", number: round(figures.staleness.p95, 10))
@@ -85,13 +86,14 @@ enum EvaluationFormat {
             "\(capture): \(evaluation.trueFixes) true fixes over \(minutes) min; profile \(profile), receiver "
                 + "\(evaluation.receiver.name), staleness bound \(TextLine.fixed(evaluation.bound, decimals: 0, width: 1)) m")
         lines.append("")
-        let header = ["run", "energy mAh", "% always-on", "stale p50 m", "p95 m", "max m", "over bound", "delivered",
+        let header = ["run", "energy mAh", "% always-on", "stopped mAh", "stale p50 m", "p95 m", "max m", "over bound", "delivered",
                       "down %", "wakes"]
         var rows: [[String]] = [header]
         for figures in evaluation.runs {
             rows.append([
                 figures.name, TextLine.fixed(figures.energy, decimals: 2, width: 1),
                 TextLine.fixed(figures.energyPercent, decimals: 1, width: 1),
+                TextLine.fixed(figures.energyWhileStopped, decimals: 2, width: 1),
                 TextLine.fixed(figures.staleness.p50, decimals: 1, width: 1),
                 TextLine.fixed(figures.staleness.p95, decimals: 1, width: 1),
                 TextLine.fixed(figures.staleness.max, decimals: 1, width: 1), String(figures.staleness.overBound),

@@ -74,6 +74,24 @@ private let roundModel = ReceiverModel(
         #expect(abs(EvaluationMath.energy(timeline, model: roundModel) - (35 + 400.0 / 3600)) < 1e-9)
     }
 
+    @Test func energyWhileStoppedIsTheChargeDrawnWhereTheTruthStood() {
+        // 10 m/s for 60 s, stopped from 60 to 120 s, 10 m/s again to 180 s.
+        let drive = track(seconds: 180) { second in
+            second < 60 ? Double(second) * 10 : second < 120 ? 600 : 600 + Double(second - 120) * 10
+        }
+        let timeline = [
+            ReceiverInterval(start: 0, end: 90, state: .tracking),
+            ReceiverInterval(start: 90, end: 100, state: .acquiring),
+            ReceiverInterval(start: 100, end: 180, state: .standby),
+        ]
+        // Stopped 60–120 s: 30 mA × 30 s + 40 mA × 10 s + 5 mA × 20 s = 1400 mA·s.
+        let stopped = EvaluationMath.energyWhileStopped(timeline, model: roundModel, truth: drive) * 3600
+        #expect(abs(stopped - 1400) < 1e-6)
+        // Never stopped: none of it.
+        let line = track(seconds: 180) { Double($0) * 10 }
+        #expect(EvaluationMath.energyWhileStopped(timeline, model: roundModel, truth: line) == 0)
+    }
+
     @Test func trackErrorIsTheDistanceToTheDeliveredPolyline() {
         // The truth goes east then north (an L); the delivered track cuts the corner: the corner is farthest.
         let corner = TrueTrack(

@@ -284,8 +284,20 @@ public struct AcquisitionRule: Sendable, Hashable {
     public var backoffFactor: Double = 2
     /// The wait after failures never exceeds this many seconds.
     public var maximumBackoff: Double = 1800
+    /// Seconds beyond the receiver model's expected time to first fix (hot or warm, from how long it was down)
+    /// that a predictive nap's wake or a pause's probe waits before it counts as failed; never more than
+    /// `timeout`. nil: `timeout`. A receiver that was hot a minute ago and shows nothing 10 s past its hot start
+    /// is under a roof or in a tunnel, and waiting out the full timeout there at acquisition current is the
+    /// largest waste in a drive with a long indoor stop (bench/policy.sh on the Reno drive).
+    public var wakeMargin: Double?
 
     public init() {}
+
+    /// Seconds a wake that expects its first fix after `expected` seconds waits for it.
+    public func timeout(expecting expected: Double) -> Double {
+        guard let wakeMargin else { return timeout }
+        return min(timeout, expected + wakeMargin)
+    }
 
     func validate() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []
@@ -297,6 +309,9 @@ public struct AcquisitionRule: Sendable, Hashable {
         }
         if !(maximumBackoff.isFinite && maximumBackoff > 0) {
             errors.append(.init("maximumBackoff", "must be a positive number of seconds"))
+        }
+        if let wakeMargin, !(wakeMargin.isFinite && wakeMargin > 0) {
+            errors.append(.init("wakeMargin", "must be a positive number of seconds, or absent for the timeout"))
         }
         return errors
     }

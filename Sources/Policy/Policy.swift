@@ -150,6 +150,8 @@ public struct Policy: Sendable {
         var since: Instant
         var probeInterval: Double
         var probing: Bool
+        /// Consecutive probes without a fix: each doubles (`acquisition.backoffFactor`) the wait before the next.
+        var failures = 0
     }
 
     private struct Updates: Sendable {
@@ -161,8 +163,13 @@ public struct Policy: Sendable {
         /// nearestTenMeters: the warm-up window's start and its best fix worse than 10 m.
         var warmUpStart: Instant
         var warmUpBest: Location?
-        /// Duty cycle: consecutive wakes without an acceptable fix.
+        /// Duty cycle, or predictive naps: consecutive wakes without an acceptable fix.
         var failures = 0
+        /// Woken from a predictive nap, no acceptable fix yet: `acquisitionTimeout` is running.
+        var napWaking = false
+        /// Seconds that wake waits for its fix.
+        var napWakeTimeout = 0.0
+
     }
 
     private var stationaryRule: StationaryRule? {
@@ -231,6 +238,11 @@ public struct Policy: Sendable {
                 warmUpFallback(location, problem: accuracyProblem, now: now)
                 return
             }
+            if state.napWaking {
+                cancelTimer(.acquisitionTimeout)
+                state.napWaking = false
+                state.failures = 0
+            }
             deliver(location, state: &state, now: now)
             if let rule = stationaryRule {
                 let stationaryFor = state.detector.observe(
@@ -287,6 +299,7 @@ public struct Policy: Sendable {
             } else if pause.probing {
                 cancelTimer(.probeTimeout)
                 pause.probing = false
+                pause.failures = 0
                 pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
                 schedule(.probe, at: now + pause.probeInterval)
                 reason =
@@ -403,8 +416,13 @@ public struct Policy: Sendable {
     }
 
     private mutating func acquisitionTimedOut(now: Instant) {
-        guard var state = updates, case .waking = state.phase,
-            let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
+        guard var state = updates else { return }
+        if case .tracking = state.phase, state.napWaking {
+            napWakeFailed(&state, waited: state.napWakeTimeout, now: now)
+            updates = state
+            return
+        }
+        guard case .waking = state.phase, let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
         else { return }
         state.failures += 1
         let delay = backoff(base: rule.minimumInterval, failures: state.failures)
@@ -423,25 +441,37 @@ public struct Policy: Sendable {
         return min(delay, max(configuration.acquisition.maximumBackoff, base))
     }
 
+    /// Seconds a wake after `down` seconds down (in the cheaper way for that long) waits for its first fix.
+    private func wakeTimeout(afterDown down: Double) -> Double {
+        let expected = receiver.timeToFirstFix(afterDown: down, in: receiver.cheaperDownRegime(forSleepOf: down))
+        return configuration.acquisition.timeout(expecting: expected)
+    }
+
     private mutating func probeDue(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase else { return }
         pause.probing = true
         state.phase = .paused(pause)
         updates = state
-        schedule(.probeTimeout, at: now + configuration.acquisition.timeout)
+        schedule(.probeTimeout, at: now + wakeTimeout(afterDown: pause.probeInterval))
         reason = "probing for departure after \(Words.duration(now - pause.since)) paused"
     }
 
     private mutating func probeTimedOut(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase, pause.probing else { return }
         let rule = configuration.stationary[state.configuration.activityType]
+        let waited = wakeTimeout(afterDown: pause.probeInterval)
         pause.probing = false
-        pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+        pause.failures += 1
+        // Failures back off like a duty cycle's (a receiver under a roof stays there a while); the interval
+        // shrinks back to `maximumProbeInterval` at the next probe that finds a fix.
+        pause.probeInterval = max(
+            min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval),
+            backoff(base: rule.probeInterval, failures: pause.failures))
         state.phase = .paused(pause)
         updates = state
         schedule(.probe, at: now + pause.probeInterval)
         let detail =
-            "probe found no fix within \(Words.duration(configuration.acquisition.timeout)); next probe in \(Words.duration(pause.probeInterval))"
+            "probe found no fix within \(Words.duration(waited)) (\(Words.ordinal(pause.failures)) failure in a row); next probe in \(Words.duration(pause.probeInterval))"
         emit(.acquisitionFailed, detail)
         reason = detail
     }
@@ -454,17 +484,21 @@ public struct Policy: Sendable {
             ? .powerSave : .continuous
     }
 
-    /// The longest gap between fixes that does not restart the stationary window: naps leave gaps of their
-    /// own length, and a device still within the radius after a nap has not been seen leaving.
+    /// The longest gap between fixes that does not restart the stationary window: naps, and the sleeps after
+    /// wakes that found no fix, leave gaps of their own length, and a device still within the radius after
+    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes).
     private var stationaryGap: Double {
         let prediction = configuration.prediction
         guard prediction.enabled else { return configuration.maximumAge }
-        return configuration.maximumAge + prediction.maximumSleep + receiver.timeToFirstFix.warm
+        let longestSleep = max(prediction.maximumSleep, configuration.acquisition.maximumBackoff)
+        return configuration.maximumAge + longestSleep + receiver.timeToFirstFix.warm
     }
 
     /// After an acceptable fix while tracking: how long until the position could be `bound` from the location
     /// the application has (the last delivered one: a fix the distance filter held back counts with its
-    /// distance from it), allowing for this fix's accuracy, at the recent speed and the rule's acceleration.
+    /// distance from it), at the recent speed and the rule's acceleration. The fix's own error is not allowed
+    /// for: it is the same whether the receiver sleeps or not, and the application has it as
+    /// `horizontalAccuracy`; staleness is how far the device moved since (DESIGN.md §4).
     /// Sleeps when that leaves room for a nap of at least `minimumSleep` before a wake one time to first fix
     /// early, and the nap (down current, then acquisition current for the time to first fix) costs less
     /// charge than staying up for as long.
@@ -472,9 +506,8 @@ public struct Policy: Sendable {
         let rule = configuration.prediction
         guard rule.enabled, let speed = recentSpeed else { return }
         let bound = rule.effectiveBound
-        let accuracy = FixFilter.accuracy(of: location) ?? 0
         let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
-        let reach = rule.secondsToReach(bound - accuracy - offset, speed: speed)
+        let reach = rule.secondsToReach(bound - offset, speed: speed)
         // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
         // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
         // than the rare overshoot it prevents (bench/policy.sh).
@@ -498,8 +531,26 @@ public struct Policy: Sendable {
     private mutating func predictionWake(now: Instant) {
         guard var state = updates, case .napping(let nap) = state.phase else { return }
         state.phase = .tracking
+        state.napWaking = true
+        state.napWakeTimeout = wakeTimeout(afterDown: now - nap.since)
         updates = state
+        schedule(.acquisitionTimeout, at: now + state.napWakeTimeout)
         reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
+    }
+
+    /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
+    /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (SPEC.md §3). A short
+    /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
+    private mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
+        state.napWaking = false
+        state.failures += 1
+        let sleep = backoff(base: waited, failures: state.failures - 1)
+        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        schedule(.predictionWake, at: now + sleep)
+        let detail =
+            "no fix after a nap's wake (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(sleep))"
+        emit(.acquisitionFailed, detail)
+        reason = detail
     }
 
     // MARK: - Deferred updates (SPEC.md §5)

@@ -94,9 +94,14 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(asset.startEvents == [.startSignificantChange])
         #expect(asset.exitRegime == .off)
         let walk = try #require(ProfileStore.builtIn("walk"))
+        #expect(walk.startEvents == [.startUpdates(walk.updates)])
+        // No built-in batches (walk's comment in BuiltInProfiles says why); a profile that does asks once.
+        var batching = walk
+        batching.updates.desiredAccuracy = .best
+        batching.deferred = Profile.DeferredUpdates(untilTraveled: 200, timeout: 300)
         #expect(
-            walk.startEvents == [
-                .startUpdates(walk.updates), .allowDeferredUpdates(untilTraveled: 200, timeout: 300),
+            batching.startEvents == [
+                .startUpdates(batching.updates), .allowDeferredUpdates(untilTraveled: 200, timeout: 300),
             ])
         let alwaysOn = try #require(ProfileStore.builtIn("always-on"))
         #expect(alwaysOn.updates.desiredAccuracy == .bestForNavigation)
@@ -158,6 +163,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         policy.acquisition.timeout = 61
         policy.acquisition.backoffFactor = 3
         policy.acquisition.maximumBackoff = 1801
+        policy.acquisition.wakeMargin = 11
         policy.deferredBufferCapacity = 99
         policy.significantChange.distance = 501
         policy.significantChange.minimumInterval = 301
@@ -203,6 +209,11 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
                     + "or a number of seconds from 10 to 86400)"
             ])
         #expect(problems(#"{"stalenessBound": 0}"#).map(\.keyPath) == ["stalenessBound"])
+        #expect(
+            problems(#"{"policy": {"acquisition": {"wakeMargin": 0}}}"#).map(\.description) == [
+                "policy.acquisition.wakeMargin: is 0, out of range (allowed: null (the whole timeout) or a number of "
+                    + "seconds from 1 to 3600)"
+            ])
         #expect(
             problems(#"{"policy": {"deferredBufferCapacity": 2.5}}"#).first?.problem == "is 2.5, not a whole number")
     }

@@ -124,7 +124,10 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
         let start = try #require(settled, "\(capture) never stationary by the rule")
         let run = SimulationRun(contents, setup)
         let pause = try #require(run.times(of: "paused").first, "\(capture) never paused")
-        #expect(pause <= start + window + 60, "\(capture): paused at \(Int(pause)) s, stationary from \(Int(start)) s")
+        // The GPS 15H's weak signal leaves gaps of up to 55 s and fixes over the 100 m accuracy limit; the wakes
+        // that land in them fail and back off (acquisition.wakeMargin), which can cost the window another 90 s.
+        let slack = capture == "garmin-gps15h-static-12m.nmea" ? 150.0 : 60
+        #expect(pause <= start + window + slack, "\(capture): paused at \(Int(pause)) s, stationary from \(Int(start)) s")
         #expect(run.times(of: "resumed").isEmpty, "\(capture): speed noise resumed updates")
         #expect(run.summary.downShare > 0.5, "\(capture): receiver down \(run.summary.downShare)")
     }
@@ -171,7 +174,10 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
 
     @Test(arguments: drives)
     func aDeferredBatchIsDeliveredWholeAndOnce(capture: String) throws {
-        var setup = try carSetup()
+        // Deferral needs best accuracy (SPEC.md §5): the car profile with `best` instead of nearestTenMeters.
+        var plainSetup = try carSetup()
+        plainSetup.updates?.desiredAccuracy = .best
+        var setup = plainSetup
         setup.deferral = SimulationSetup.Deferral(untilTraveled: 2000, timeout: 600)
         let contents = try importedCapture(capture)
         let run = SimulationRun(contents, setup)
@@ -181,7 +187,7 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
         #expect(Set(timestamps).count == timestamps.count, "a location delivered twice")
         #expect(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 < $1 }, "out of order")
         // Whole: the batch holds every fix the receiver produced while it was collecting (no gap in it).
-        let plain = SimulationRun(contents, try carSetup()).delivered.map(\.timestamp)
+        let plain = SimulationRun(contents, plainSetup).delivered.map(\.timestamp)
         let first = try #require(batch.locations.first?.timestamp)
         let last = try #require(batch.locations.last?.timestamp)
         #expect(batch.locations.map(\.timestamp) == plain.filter { $0 >= first && $0 <= last })

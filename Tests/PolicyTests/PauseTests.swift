@@ -164,15 +164,44 @@ import Testing
         if resumes { #expect(probe.events.first?.detail == "probe fix moving at 8.3 m/s, 23 m from anchor") }
     }
 
-    @Test func probeWithoutAFixTimesOutAndTriesAgainLater() {
+    /// Probes without a fix back off like a duty cycle (30 s doubled per failure), never sooner than the probe
+    /// interval's growth (30 → 45 → 68 …); the first probe that finds a fix brings the interval back under
+    /// `maximumProbeInterval` (180 s).
+    @Test func probesWithoutAFixTimeOutAndBackOff() {
         var harness = Harness()
         harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
         harness.stationary(from: 0, to: 300)
         harness.advance(to: 330)
         let timedOut = harness.advance(to: 390)
         #expect(timedOut.eventNames == ["acquisitionFailed"])
+        #expect(timedOut.events.first?.detail == "probe found no fix within 1 min (1st failure in a row); next probe in 1 min")
         #expect(timedOut.regimes == [.off])
-        #expect(harness.timers[.probe] == 435)
+        // max(45, 30·2)
+        #expect(harness.timers[.probe] == 450)
+        harness.advance(to: 510)
+        // max(min(60·1.5, 180), 30·4)
+        #expect(harness.timers[.probe] == 630)
+        harness.advance(to: 690)
+        // max(min(120·1.5, 180), 30·8)
+        #expect(harness.timers[.probe] == 930)
+        harness.advance(to: 930)
+        let found = harness.fix(makeFix(t: 932, east: 3), at: 932)
+        #expect(found.eventNames.isEmpty)
+        #expect(harness.timers[.probe] == 1112)
+    }
+
+    /// With `acquisition.wakeMargin`, a probe waits the receiver's expected time to first fix plus the margin,
+    /// not the whole timeout: a u-blox 8 kept hot by its backup cell expects 2 s.
+    @Test func aProbeWaitsTheExpectedTimeToFirstFixPlusTheMargin() {
+        var configuration = PolicyConfiguration()
+        configuration.acquisition.wakeMargin = 10
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        harness.advance(to: 330)
+        #expect(harness.timers[.probeTimeout] == 342)
+        let timedOut = harness.advance(to: 342)
+        #expect(timedOut.events.first?.detail == "probe found no fix within 12 s (1st failure in a row); next probe in 1 min")
     }
 
     @Test func motionHintResumesAtOnce() {

@@ -19,19 +19,19 @@ import Testing
 
     static let car = UpdatesConfiguration(activityType: .automotiveNavigation)
 
-    /// v·T + a·T²/2 = bound − accuracy, solved by hand for each row; the nap is T − hot TTFF (2 s), nil when
-    /// no nap is expected.
+    /// v·T + a·T²/2 = bound, solved by hand for each row (the fix's own accuracy does not come off it); the
+    /// nap is T − hot TTFF (2 s), nil when no nap is expected.
     static let cases: [(name: String, speed: Double, acceleration: Double, minimumSleep: Double, sleep: Double?)] = [
-        // 35 m/s: (√(35² + 2·0.5·95) − 35)/0.5 = 2.66 s to reach 95 m; a 0.66 s nap is under the minimum.
+        // 35 m/s: (√(35² + 2·0.5·100) − 35)/0.5 = 2.80 s to reach 100 m; a 0.80 s nap is under the minimum.
         ("fast car, car profile's rule", 35, 0.5, 1, nil),
-        // 30 m/s with the default rule (1 m/s², 3 s minimum): 3.0 s to reach, a 1 s nap: not taken.
+        // 30 m/s with the default rule (1 m/s², 3 s minimum): 3.2 s to reach, a 1.2 s nap: not taken.
         ("fast car, default rule", 30, 1, 3, nil),
-        // 2 m/s: (√(4 + 95) − 2)/0.5 = 15.90 s; nap 13.90 s.
-        ("car at 2 m/s", 2, 0.5, 1, 13.900),
-        // Stopped at a light: √(2·95/0.5) = 19.49 s; nap 17.49 s.
-        ("stopped at a light", 0, 0.5, 1, 17.494),
-        // 10 m/s at 1 m/s²: √(100 + 190) − 10 = 7.03 s; nap 5.03 s.
-        ("town speed", 10, 1, 3, 5.029),
+        // 2 m/s: (√(4 + 100) − 2)/0.5 = 16.396 s; nap 14.396 s.
+        ("car at 2 m/s", 2, 0.5, 1, 14.396),
+        // Stopped at a light: √(2·100/0.5) = 20 s; nap 18 s.
+        ("stopped at a light", 0, 0.5, 1, 18),
+        // 10 m/s at 1 m/s²: √(100 + 200) − 10 = 7.321 s; nap 5.321 s.
+        ("town speed", 10, 1, 3, 5.321),
     ]
 
     @Test(arguments: cases)
@@ -62,7 +62,7 @@ import Testing
         harness.send(.startUpdates(Self.car), at: 0)
         let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 2), at: 1)
         let wake = try #require(nap.scheduled(.predictionWake))
-        let reach = PredictionRule(enabled: true, maximumAcceleration: 0.5).secondsToReach(95, speed: 2)
+        let reach = PredictionRule(enabled: true, maximumAcceleration: 0.5).secondsToReach(100, speed: 2)
         #expect(abs(wake.seconds + ReceiverModel.ublox8.timeToFirstFix.hot - (1 + reach)) < 0.001)
         let woken = harness.advance(to: wake.seconds)
         #expect(woken.regimes == [.continuous])
@@ -82,7 +82,7 @@ import Testing
         var stopped = Harness(configuration: Self.configuration(), receiver: .ublox8)
         stopped.send(.startUpdates(Self.car), at: 0)
         let light = stopped.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
-        #expect(light.regimeReasons == ["stopped: 100 m bound not reachable for 19 s; sleeping 17 s"])
+        #expect(light.regimeReasons == ["stopped: 100 m bound not reachable for 20 s; sleeping 18 s"])
     }
 
     @Test func aNapThatCostsMoreThanStayingUpIsNotTaken() {
@@ -99,13 +99,13 @@ import Testing
         #expect(closed.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1).scheduled(.predictionWake) == nil)
     }
 
-    @Test func theAccuracyAndWhatTheDistanceFilterHeldBackComeOffTheBound() throws {
-        // 45 m accuracy leaves 55 m: √(2·55/0.5) = 14.83 s, nap 12.83 s.
+    @Test func whatTheDistanceFilterHeldBackComesOffTheBoundButNotTheAccuracy() throws {
+        // The fix's own error is the same asleep or awake: 45 m accuracy naps as long as 5 m, √(2·100/0.5) − 2.
         var coarse = Harness(configuration: Self.configuration(), receiver: .ublox8)
         coarse.send(.startUpdates(Self.car), at: 0)
         let wake = try #require(coarse.fix(makeFix(t: 1, accuracy: 45, speed: 0), at: 1).scheduled(.predictionWake))
-        #expect(abs(wake.seconds - (1 + 12.833)) < 0.01)
-        // A fix 8 m from the last delivered one, held back by a 10 m filter: 100 − 5 − 8 = 87 m.
+        #expect(abs(wake.seconds - (1 + 18)) < 0.01)
+        // A fix 8 m from the last delivered one, held back by a 10 m filter: 100 − 8 = 92 m.
         var filtered = Harness(configuration: Self.configuration(), receiver: .ublox8)
         var updates = Self.car
         updates.distanceFilter = 10
@@ -114,8 +114,47 @@ import Testing
         let second = filtered.fix(makeFix(t: first.seconds + 2, east: 8, accuracy: 5, speed: 0), at: first.seconds + 2)
         #expect(second.delivered.isEmpty)
         let again = try #require(second.scheduled(.predictionWake))
-        let expected = (2 * 87 / 0.5).squareRoot() - 2
+        let expected = (2 * 92 / 0.5).squareRoot() - 2
         #expect(abs(again.seconds - (first.seconds + 2 + expected)) < 0.01)
+    }
+
+    /// A nap's wake that brings no acceptable fix (a car park, a tunnel) waits the expected time to first
+    /// fix plus `acquisition.wakeMargin`, then sleeps as long as it waited, doubling per failure in a row; the
+    /// first fix ends it.
+    @Test func aWakeWithoutAFixBacksOffAndAFixEndsIt() throws {
+        var configuration = Self.configuration()
+        configuration.acquisition.wakeMargin = 10
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        #expect(nap.scheduled(.predictionWake) == 19)
+        let woken = harness.advance(to: 19)
+        // Down 18 s in off, kept hot by the backup cell: 2 s expected, 12 s allowed.
+        #expect(woken.scheduled(.acquisitionTimeout) == 31)
+        let failed = harness.advance(to: 31)
+        #expect(failed.events.map(\.detail) == ["no fix after a nap's wake (1st failure in a row); next attempt in 12 s"])
+        #expect(failed.regimes == [.off])
+        #expect(harness.policy.isNapping)
+        #expect(harness.timers[.predictionWake] == 43)
+        let second = harness.advance(to: 55)
+        #expect(second.events.map(\.detail) == ["no fix after a nap's wake (2nd failure in a row); next attempt in 24 s"])
+        #expect(harness.timers[.predictionWake] == 79)
+        harness.advance(to: 79)
+        let found = harness.fix(makeFix(t: 80, accuracy: 5, speed: 0), at: 80)
+        #expect(found.delivered.count == 1)
+        #expect(found.contains(.cancel(.acquisitionTimeout)))
+        // Failures start again from one: the next wake without a fix sleeps 12 s, not 48 s.
+        let next = try #require(found.scheduled(.predictionWake))
+        harness.advance(to: next.seconds + 12)
+        #expect(harness.timers[.predictionWake] == next + 24)
+    }
+
+    /// Without a margin a nap's wake waits the whole acquisition timeout (60 s by default).
+    @Test func withoutAMarginAWakeWaitsTheWholeTimeout() {
+        var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        #expect(harness.advance(to: 19).scheduled(.acquisitionTimeout) == 79)
     }
 
     @Test func disabledIsTheOldBehaviour() {

@@ -5,6 +5,12 @@
 /// The built-in profiles as the JSON text `show` prints, so they go through the same parser as files.
 enum BuiltInProfiles {
     static let texts: [(name: String, json: String)] = [
+        // All four moving profiles (car, bike, walk, boat) track at nearestTenMeters with an accuracyLimit, which
+        // runs a u-blox 8 in its 1 Hz power-save cycling (9.5 mA against 29 mA, SPEC.md §3) and still accepts the
+        // 10–30 m fixes real receivers report; `best` kept it continuous and was 1.6–2x the energy on every drive
+        // (bench/policy.sh, issue 5). A nap's wake or a probe that sees no fix 10 s past the expected hot start
+        // (acquisition.wakeMargin) is a failure, and failures back off to at most 2 min: the Reno drive's 13 and
+        // 21 min logging gaps (a car park) had cost 40 % of its energy with the receiver waiting for a fix.
         // car: SPEC.md §4 starts automotiveNavigation at a 5 min window, but issue 4's replay tests require that
         // every stop of two minutes or more in the drives is detected, so the window is 90 s (≤ 120 s, with 30 s to
         // spare for braking and the fixes the detector needs). Most red lights and queue stops are shorter than
@@ -14,22 +20,22 @@ enum BuiltInProfiles {
         // fixes closer together are noise at walking-pace crawls. Staleness bound 100 m: ~3 s at motorway speed.
         // Prediction on (bench/policy.sh): between fixes the receiver naps until the car could have covered the
         // bound at its speed accelerating at 0.5 m/s²; 1 m/s² cost 2–5 points of energy on every drive for a
-        // p95 that was already within the bound. Naps of 1 s still pay on a u-blox 8 (a hot start at 32 mA for
-        // 2 s against 29 mA), so the receiver naps even between fixes ~3 s apart at motorway speed.
+        // p95 that was already within the bound, 0.3 put the Munich drive's p95 over it. In power save a nap pays
+        // from about 5 s (a hot start, 32 mA for 2 s, against 9.5 mA), so above ~15 m/s the receiver cycles.
         (
             "car",
             #"""
             {
               "name": "car",
-              "description": "Driving: best accuracy, 10 m filter, naps between fixes; pauses after 90 s stopped, probes 15 s to 1 min",
+              "description": "Driving: power-save tracking, fixes to 100 m, 10 m filter, naps between fixes; pauses after 90 s stopped, probes 15 s to 1 min",
               "updates": {
                 "enabled": true,
-                "desiredAccuracy": "best",
+                "desiredAccuracy": "nearestTenMeters",
                 "distanceFilter": 10,
                 "activityType": "automotiveNavigation",
                 "pausesAutomatically": true,
                 "autoResume": true,
-                "accuracyLimit": null
+                "accuracyLimit": 100
               },
               "deferred": null,
               "significantChange": false,
@@ -102,7 +108,8 @@ enum BuiltInProfiles {
                 "acquisition": {
                   "timeout": 60,
                   "backoffFactor": 2,
-                  "maximumBackoff": 1800
+                  "maximumBackoff": 120,
+                  "wakeMargin": 10
                 },
                 "deferredBufferCapacity": 3600,
                 "significantChange": {
@@ -154,15 +161,15 @@ enum BuiltInProfiles {
             #"""
             {
               "name": "bike",
-              "description": "Cycling: best accuracy, 5 m filter, naps between fixes; pauses after 2 min within 25 m, probes 20 s to 90 s",
+              "description": "Cycling: power-save tracking, fixes to 50 m, 5 m filter, naps between fixes; pauses after 2 min within 25 m, probes 20 s to 90 s",
               "updates": {
                 "enabled": true,
-                "desiredAccuracy": "best",
+                "desiredAccuracy": "nearestTenMeters",
                 "distanceFilter": 5,
                 "activityType": "fitness",
                 "pausesAutomatically": true,
                 "autoResume": true,
-                "accuracyLimit": null
+                "accuracyLimit": 50
               },
               "deferred": null,
               "significantChange": false,
@@ -235,7 +242,8 @@ enum BuiltInProfiles {
                 "acquisition": {
                   "timeout": 60,
                   "backoffFactor": 2,
-                  "maximumBackoff": 1800
+                  "maximumBackoff": 120,
+                  "wakeMargin": 10
                 },
                 "deferredBufferCapacity": 3600,
                 "significantChange": {
@@ -278,31 +286,29 @@ enum BuiltInProfiles {
             }
             """#
         ),
-        // walk: the batching profile (Core Location's deferred updates were made for fitness apps in the
-        // background): fixes at GPS accuracy, delivered every 200 m or 5 min, so the application wakes rarely; the
-        // receiver still runs. No distance filter: deferral refuses one. Pauses after 3 min within 20 m (map
-        // reading, a crossing is shorter); walking at 1.4 m/s stays under movingSpeed, so displacement catches
-        // it. Staleness bound 250 m: a batch may hold up to 200 m of track. Prediction on, at 0.25 m/s² (a walker
-        // does not sprint off): the receiver naps until 250 m could have been walked, up to a minute.
+        // walk: no longer batches. Deferred updates need `best` (SPEC.md §5), which keeps the receiver out of power
+        // save, and they save the application's wake-ups, not the receiver's charge: batching cost 1.3–1.8x the
+        // energy of this profile on every capture. A batching profile is one `deferred` object away (docs/
+        // profiles.md). Pauses after 3 min within 20 m (map reading, a crossing is shorter); walking at 1.4 m/s
+        // stays under movingSpeed, so displacement catches it. Staleness bound 250 m. Prediction on, at
+        // 0.25 m/s² (a walker does not sprint off): the receiver naps until 250 m could have been walked, up to a
+        // minute.
         (
             "walk",
             #"""
             {
               "name": "walk",
-              "description": "Walking: batches every 200 m or 5 min, naps between fixes; pauses after 3 min within 20 m",
+              "description": "Walking: power-save tracking, fixes to 100 m, naps of up to 1 min between fixes; pauses after 3 min within 20 m",
               "updates": {
                 "enabled": true,
-                "desiredAccuracy": "best",
+                "desiredAccuracy": "nearestTenMeters",
                 "distanceFilter": null,
                 "activityType": "fitness",
                 "pausesAutomatically": true,
                 "autoResume": true,
-                "accuracyLimit": null
+                "accuracyLimit": 100
               },
-              "deferred": {
-                "untilTraveled": 200,
-                "timeout": 300
-              },
+              "deferred": null,
               "significantChange": false,
               "stalenessBound": 250,
               "exitRegime": "continuous",
@@ -373,7 +379,8 @@ enum BuiltInProfiles {
                 "acquisition": {
                   "timeout": 60,
                   "backoffFactor": 2,
-                  "maximumBackoff": 1800
+                  "maximumBackoff": 120,
+                  "wakeMargin": 10
                 },
                 "deferredBufferCapacity": 3600,
                 "significantChange": {
@@ -416,26 +423,24 @@ enum BuiltInProfiles {
             }
             """#
         ),
-        // boat: otherNavigation (Core Location: boats, off-road). best, not nearestTenMeters: the receivers'
-        // own accuracy estimates are rarely under 10 m (the repo's captures say 10–25 m), so nearestTenMeters
-        // delivered only the warm-up's best fix every 30 s (p95 staleness of 0.5–1 km at 10 m/s), and the naps
-        // of prediction (0.5 m/s²) save more than the receiver's power save did (u-blox 8: 9.5 mA all the time
-        // against 32 mA for 2 s per nap). A boat at anchor swings on its rode, so 50 m and 10 min (SPEC.md §4);
-        // probes from 1 min growing to 5 min.
+        // boat: otherNavigation (Core Location: boats, off-road). nearestTenMeters needs its accuracyLimit: the
+        // receivers' own estimates are rarely under 10 m (the repo's captures say 10–25 m), and without it only
+        // the warm-up's best fix came every 30 s (p95 staleness of 0.5–1 km at 10 m/s). Naps at 0.5 m/s². A boat
+        // at anchor swings on its rode, so 50 m and 10 min (SPEC.md §4); probes from 1 min growing to 5 min.
         (
             "boat",
             #"""
             {
               "name": "boat",
-              "description": "Boating: best accuracy, 10 m filter, naps between fixes; pauses after 10 min within 50 m",
+              "description": "Boating: power-save tracking, fixes to 100 m, 10 m filter, naps between fixes; pauses after 10 min within 50 m",
               "updates": {
                 "enabled": true,
-                "desiredAccuracy": "best",
+                "desiredAccuracy": "nearestTenMeters",
                 "distanceFilter": 10,
                 "activityType": "otherNavigation",
                 "pausesAutomatically": true,
                 "autoResume": true,
-                "accuracyLimit": null
+                "accuracyLimit": 100
               },
               "deferred": null,
               "significantChange": false,
@@ -508,7 +513,8 @@ enum BuiltInProfiles {
                 "acquisition": {
                   "timeout": 60,
                   "backoffFactor": 2,
-                  "maximumBackoff": 1800
+                  "maximumBackoff": 120,
+                  "wakeMargin": 10
                 },
                 "deferredBufferCapacity": 3600,
                 "significantChange": {
@@ -644,7 +650,8 @@ enum BuiltInProfiles {
                 "acquisition": {
                   "timeout": 60,
                   "backoffFactor": 2,
-                  "maximumBackoff": 1800
+                  "maximumBackoff": 1800,
+                  "wakeMargin": null
                 },
                 "deferredBufferCapacity": 3600,
                 "significantChange": {
@@ -775,7 +782,8 @@ enum BuiltInProfiles {
                 "acquisition": {
                   "timeout": 60,
                   "backoffFactor": 2,
-                  "maximumBackoff": 1800
+                  "maximumBackoff": 1800,
+                  "wakeMargin": null
                 },
                 "deferredBufferCapacity": 3600,
                 "significantChange": {

@@ -87,6 +87,7 @@ extension Profile {
                     ("timeout", .number(policy.acquisition.timeout)),
                     ("backoffFactor", .number(policy.acquisition.backoffFactor)),
                     ("maximumBackoff", .number(policy.acquisition.maximumBackoff)),
+                    ("wakeMargin", optional(policy.acquisition.wakeMargin)),
                 ])
             ),
             ("deferredBufferCapacity", .number(Double(policy.deferredBufferCapacity))),
@@ -472,13 +473,16 @@ private struct ProfileReader {
             }
         }
         if let value = members["acquisition"],
-            let members = object(value, at: "policy.acquisition", keys: ["timeout", "backoffFactor", "maximumBackoff"])
+            let members = object(value, at: "policy.acquisition", keys: ["timeout", "backoffFactor", "maximumBackoff", "wakeMargin"])
         {
             let path = "policy.acquisition"
             number(members, "timeout", in: path, .seconds, 5...3600, into: &policy.acquisition.timeout)
             number(members, "backoffFactor", in: path, .factor, 1...10, into: &policy.acquisition.backoffFactor)
             number(
                 members, "maximumBackoff", in: path, .seconds, Self.seconds, into: &policy.acquisition.maximumBackoff)
+            optionalNumber(
+                members, "wakeMargin", in: path, .seconds, 1...3600, nullMeans: "the whole timeout",
+                into: &policy.acquisition.wakeMargin)
         }
         whole(members, "deferredBufferCapacity", in: "policy", 1...1_000_000, into: &policy.deferredBufferCapacity)
         let changeKeys = ["distance", "minimumInterval", "wakeInterval", "maximumWakeInterval", "accuracyLimit"]

@@ -137,19 +137,26 @@ public enum EvaluationMath {
     /// Below this true speed (m/s, from one true fix to the next) the device counts as stopped.
     public static let stoppedSpeed = 1.0
 
-    /// The charge (mAh) of `timeline` drawn while the truth was stopped: each stretch between two true fixes
-    /// less than `stoppedSpeed` apart in speed counts as stopped.
-    public static func energyWhileStopped(_ timeline: [ReceiverInterval], model: ReceiverModel, truth: TrueTrack) -> Double {
-        var stopped: [ReceiverInterval] = []
+    /// The stretches of `truth` where it stood still: each stretch between two true fixes less than
+    /// `stoppedSpeed` apart in speed, joined when they touch (`start` and `end` only).
+    public static func stoppedStretches(_ truth: TrueTrack) -> [(start: Double, end: Double)] {
+        var stopped: [(start: Double, end: Double)] = []
         for (from, to) in zip(truth.points, truth.points.dropFirst()) where to.t > from.t {
             let speed = Geodesy.distance(from: from.location, to: to.location) / (to.t - from.t)
             guard speed < stoppedSpeed else { continue }
             if let last = stopped.last, last.end == from.t {
                 stopped[stopped.count - 1].end = to.t
             } else {
-                stopped.append(ReceiverInterval(start: from.t, end: to.t, state: .off))
+                stopped.append((from.t, to.t))
             }
         }
+        return stopped
+    }
+
+    /// The charge (mAh) of `timeline` drawn within `stopped` (`stoppedStretches` of the truth).
+    public static func energyWhileStopped(
+        _ timeline: [ReceiverInterval], model: ReceiverModel, stopped: [(start: Double, end: Double)]
+    ) -> Double {
         // Both lists are in time order and each list's intervals are disjoint: one merge pass.
         var overlap: [ReceiverInterval] = []
         var index = 0
@@ -337,11 +344,12 @@ public struct Evaluator: Sendable {
         }
         let model = setup.receiver
         let alwaysOnEnergy = model.current.tracking * truth.duration / 3600
+        let stopped = EvaluationMath.stoppedStretches(truth)
         func figures(
             _ name: String, timeline: [ReceiverInterval], deliveries: [(t: Double, location: Location)]
         ) -> (RunFigures, [Double?]) {
             let energy = EvaluationMath.energy(timeline, model: model)
-            let whileStopped = EvaluationMath.energyWhileStopped(timeline, model: model, truth: truth)
+            let whileStopped = EvaluationMath.energyWhileStopped(timeline, model: model, stopped: stopped)
             let (staleness, without, perFix) = EvaluationMath.staleness(truth: truth, deliveries: deliveries, bound: bound)
             return (
                 RunFigures(

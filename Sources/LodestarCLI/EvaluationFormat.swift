@@ -86,8 +86,10 @@ enum EvaluationFormat {
             "\(capture): \(evaluation.trueFixes) true fixes over \(minutes) min; profile \(profile), receiver "
                 + "\(evaluation.receiver.name), staleness bound \(TextLine.fixed(evaluation.bound, decimals: 0, width: 1)) m")
         lines.append("")
-        let header = ["run", "energy mAh", "% always-on", "stopped mAh", "stale p50 m", "p95 m", "max m", "over bound", "delivered",
-                      "down %", "wakes"]
+        let header = [
+            "run", "energy mAh", "% always-on", "stopped mAh", "stale p50 m", "p95 m", "max m", "over bound", "delivered",
+            "down %", "wakes",
+        ]
         var rows: [[String]] = [header]
         for figures in evaluation.runs {
             rows.append([

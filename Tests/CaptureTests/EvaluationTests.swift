@@ -85,11 +85,15 @@ private let roundModel = ReceiverModel(
             ReceiverInterval(start: 100, end: 180, state: .standby),
         ]
         // Stopped 60–120 s: 30 mA × 30 s + 40 mA × 10 s + 5 mA × 20 s = 1400 mA·s.
-        let stopped = EvaluationMath.energyWhileStopped(timeline, model: roundModel, truth: drive) * 3600
+        let stretches = EvaluationMath.stoppedStretches(drive)
+        #expect(stretches.map(\.start) == [60] && stretches.map(\.end) == [120])
+        let stopped = EvaluationMath.energyWhileStopped(timeline, model: roundModel, stopped: stretches) * 3600
         #expect(abs(stopped - 1400) < 1e-6)
         // Never stopped: none of it.
         let line = track(seconds: 180) { Double($0) * 10 }
-        #expect(EvaluationMath.energyWhileStopped(timeline, model: roundModel, truth: line) == 0)
+        let none = EvaluationMath.stoppedStretches(line)
+        #expect(none.isEmpty)
+        #expect(EvaluationMath.energyWhileStopped(timeline, model: roundModel, stopped: none) == 0)
     }
 
     @Test func trackErrorIsTheDistanceToTheDeliveredPolyline() {

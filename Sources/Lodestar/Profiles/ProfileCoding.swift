@@ -472,9 +472,8 @@ private struct ProfileReader {
                 }
             }
         }
-        if let value = members["acquisition"],
-            let members = object(value, at: "policy.acquisition", keys: ["timeout", "backoffFactor", "maximumBackoff", "wakeMargin"])
-        {
+        let acquisitionKeys = ["timeout", "backoffFactor", "maximumBackoff", "wakeMargin"]
+        if let value = members["acquisition"], let members = object(value, at: "policy.acquisition", keys: acquisitionKeys) {
             let path = "policy.acquisition"
             number(members, "timeout", in: path, .seconds, 5...3600, into: &policy.acquisition.timeout)
             number(members, "backoffFactor", in: path, .factor, 1...10, into: &policy.acquisition.backoffFactor)

@@ -90,8 +90,8 @@ enum EvaluationReport {
     private static func figures(_ evaluation: Evaluation) -> String {
         var text = "<section id=\"figures\">\n<h2>Figures</h2>\n<table class=\"figures\">\n<thead><tr>"
         let headers = [
-            "run", "energy mAh", "% always-on", "× oracle", "staleness p50 m", "p95 m", "max m", "over bound",
-            "delivered", "down %", "wakes",
+            "run", "energy mAh", "% always-on", "× oracle", "while stopped mAh", "staleness p50 m", "p95 m", "max m",
+            "over bound", "delivered", "down %", "wakes",
         ]
         for header in headers { text += "<th>\(escape(header))</th>" }
         text += "</tr></thead>\n<tbody>\n"
@@ -102,7 +102,7 @@ enum EvaluationReport {
             let cells = [
                 number(run.energy, decimals: 2), number(run.energyPercent, decimals: 1),
                 oracleEnergy > 0 ? number(run.energy / oracleEnergy, decimals: 2) : "—",
-                number(run.staleness.p50, decimals: 1), number(run.staleness.p95, decimals: 1),
+                number(run.energyWhileStopped, decimals: 2), number(run.staleness.p50, decimals: 1), number(run.staleness.p95, decimals: 1),
                 number(run.staleness.max, decimals: 1),
             ]
             for cell in cells { text += "<td>\(cell)</td>" }

@@ -60,7 +60,7 @@ private func externalReferences(_ html: String) -> [String] {
             "<svg class=\"chart timeline\"", "<g class=\"band-row policy\">", "<g class=\"band-row oracle\">",
             "<path class=\"current\"", "<path class=\"stale\"", "<path class=\"bound\"", ">minutes</text>",
             // The figures: every run, the oracle last, the ratio.
-            "<table class=\"figures\">", "<tr class=\"policy\"><th scope=\"row\">profile:car</th>",
+            "<table class=\"figures\">", "<th>while stopped mAh</th>", "<tr class=\"policy\"><th scope=\"row\">profile:car</th>",
             "<th scope=\"row\">always-on</th>", "<th scope=\"row\">stop-timeout</th>",
             "<tr class=\"oracle\"><th scope=\"row\">oracle</th>", "Energy / oracle: <b>",
         ]

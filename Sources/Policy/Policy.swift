@@ -165,11 +165,9 @@ public struct Policy: Sendable {
         var warmUpBest: Location?
         /// Duty cycle, or predictive naps: consecutive wakes without an acceptable fix.
         var failures = 0
-        /// Woken from a predictive nap, no acceptable fix yet: `acquisitionTimeout` is running.
-        var napWaking = false
-        /// Seconds that wake waits for its fix.
-        var napWakeTimeout = 0.0
-
+        /// Woken from a predictive nap with no acceptable fix yet: the seconds that wake waits for one
+        /// (`acquisitionTimeout` is running). Nil otherwise.
+        var napWakeTimeout: Double?
     }
 
     private var stationaryRule: StationaryRule? {
@@ -238,9 +236,9 @@ public struct Policy: Sendable {
                 warmUpFallback(location, problem: accuracyProblem, now: now)
                 return
             }
-            if state.napWaking {
+            if state.napWakeTimeout != nil {
                 cancelTimer(.acquisitionTimeout)
-                state.napWaking = false
+                state.napWakeTimeout = nil
                 state.failures = 0
             }
             deliver(location, state: &state, now: now)
@@ -417,8 +415,8 @@ public struct Policy: Sendable {
 
     private mutating func acquisitionTimedOut(now: Instant) {
         guard var state = updates else { return }
-        if case .tracking = state.phase, state.napWaking {
-            napWakeFailed(&state, waited: state.napWakeTimeout, now: now)
+        if case .tracking = state.phase, let waited = state.napWakeTimeout {
+            napWakeFailed(&state, waited: waited, now: now)
             updates = state
             return
         }
@@ -531,10 +529,10 @@ public struct Policy: Sendable {
     private mutating func predictionWake(now: Instant) {
         guard var state = updates, case .napping(let nap) = state.phase else { return }
         state.phase = .tracking
-        state.napWaking = true
-        state.napWakeTimeout = wakeTimeout(afterDown: now - nap.since)
+        let timeout = wakeTimeout(afterDown: now - nap.since)
+        state.napWakeTimeout = timeout
         updates = state
-        schedule(.acquisitionTimeout, at: now + state.napWakeTimeout)
+        schedule(.acquisitionTimeout, at: now + timeout)
         reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
     }
 
@@ -542,7 +540,7 @@ public struct Policy: Sendable {
     /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (SPEC.md §3). A short
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
     private mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
-        state.napWaking = false
+        state.napWakeTimeout = nil
         state.failures += 1
         let sleep = backoff(base: waited, failures: state.failures - 1)
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep))

@@ -141,7 +141,8 @@ public final class PrivateGPSD: @unchecked Sendable {
     ///
     /// Under the full parallel test run gpsd was once seen not to announce a device it had accepted (45 s,
     /// no notice, cause unknown); after `attemptTimeout` without the notice the device is removed and added
-    /// again. Once, the control socket gave no answer at all within its 5 s; that is asked again too.
+    /// again. Once, the control socket gave no answer at all within its 5 s; that is asked again too, and
+    /// the ERROR gpsd then gives for a device it already has is taken as the first request having worked.
     public func addDeviceAndWait(
         _ terminal: PseudoTerminal, timeout: Double = 45, attemptTimeout: Double = 15
     ) throws(StartError) {
@@ -154,13 +155,20 @@ public final class PrivateGPSD: @unchecked Sendable {
             throw .didNotStart(reason: error.description, log: log)
         }
         let deadline = monotonicSeconds() + timeout
+        var askedWithoutAnswer = false
         while monotonicSeconds() < deadline {
             do {
                 try addDevice(path)
             } catch {
-                // No answer in time (a CI machine running many gpsds at once): ask again while time is left.
-                guard case .controlCommandFailed(_, let reply) = error, reply.isEmpty else { throw error }
-                continue
+                guard case .controlCommandFailed(_, let reply) = error else { throw error }
+                if reply.isEmpty {
+                    // No answer in time (a CI machine running many gpsds at once): ask again while time is left.
+                    askedWithoutAnswer = true
+                    continue
+                }
+                // gpsd answers ERROR to `+PATH` for a device it already has: the unanswered request took
+                // effect, so wait for the device like any other. An ERROR to a first request is a real refusal.
+                guard askedWithoutAnswer else { throw error }
             }
             let attemptDeadline = min(deadline, monotonicSeconds() + attemptTimeout)
             var active = false

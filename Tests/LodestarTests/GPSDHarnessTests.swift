@@ -23,6 +23,20 @@ import Testing
         }
     }
 
+    /// `addDeviceAndWait` asks again when gpsd gave no answer, and relies on gpsd answering ERROR (not
+    /// adding a second copy) when the unanswered request had in fact worked.
+    @Test func gpsdRefusesADeviceItAlreadyHas() throws {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let bed = try GPSDTestBed(options: options)
+        #expect {
+            try bed.gpsd.addDevice(bed.terminal.devicePath)
+        } throws: { error in
+            guard case PrivateGPSD.StartError.controlCommandFailed(_, let reply) = error else { return false }
+            return reply == "ERROR"
+        }
+    }
+
     @Test func readOnlyGpsdWritesNothing() throws {
         var options = PrivateGPSD.Options()
         options.readOnly = true

@@ -29,12 +29,14 @@ import Testing
         var options = PrivateGPSD.Options()
         options.readOnly = true
         let bed = try GPSDTestBed(options: options)
-        #expect {
+        let error = #expect(throws: PrivateGPSD.StartError.self) {
             try bed.gpsd.addDevice(bed.terminal.devicePath)
-        } throws: { error in
-            guard case PrivateGPSD.StartError.controlCommandFailed(_, let reply) = error else { return false }
-            return reply == "ERROR"
         }
+        guard case .controlCommandFailed(_, let reply)? = error else {
+            Issue.record("expected a refused control command, got \(String(describing: error))")
+            return
+        }
+        #expect(reply == "ERROR")
     }
 
     @Test func readOnlyGpsdWritesNothing() throws {

@@ -1,15 +1,18 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The module graph of docs/architecture.md: every arrow points down this list, never up.
 let package = Package(
     name: "Lodestar",
     products: [
         .library(name: "Lodestar", targets: ["Lodestar"]),
         .library(name: "GPSModel", targets: ["GPSModel"]),
         .library(name: "GPSD", targets: ["GPSD"]),
-        .library(name: "Capture", targets: ["Capture"]),
         .library(name: "Policy", targets: ["Policy"]),
-        .executable(name: "lodestar", targets: ["lodestar"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "Simulation", targets: ["Simulation"]),
+        .library(name: "Receivers", targets: ["Receivers"]),
+        .executable(name: "lodestar", targets: ["LodestarMain"]),
     ],
     targets: [
         // The only C in the package: libgps through one shim header of static inline functions.
@@ -18,25 +21,45 @@ let package = Package(
             path: "Sources/CGPS",
             providers: [.apt(["libgps-dev"])]
         ),
+        // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the
+        // monotonic clock, threads, child processes.
+        .target(name: "SystemInterface"),
         .target(name: "GPSModel"),
-        .target(name: "GPSD", dependencies: ["CGPS", "GPSModel"]),
-        // The pure power policy of SPEC.md §2–§8: events in, actions out, no clock and no I/O.
+        .target(name: "GPSD", dependencies: ["CGPS", "GPSModel", "SystemInterface"]),
+        // The pure power policy of docs/contract.md: events in, actions out, no clock and no I/O.
         .target(name: "Policy", dependencies: ["GPSModel"]),
-        .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "Policy"]),
-        .target(name: "Lodestar", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
-        .target(name: "LodestarCLI", dependencies: ["Lodestar", "Capture", "GPSModel", "GPSD", "Policy"]),
-        .executableTarget(name: "lodestar", dependencies: ["LodestarCLI"]),
+        .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "SystemInterface"]),
+        .target(name: "Simulation", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
+        .target(name: "Receivers", dependencies: ["GPSModel", "GPSD", "Policy", "SystemInterface"]),
+        // Test infrastructure: used by the tests, `lodestar demo` and bench/, never by the library.
+        .target(name: "Testbed", dependencies: ["GPSModel", "GPSD", "Capture", "SystemInterface"]),
+        .target(
+            name: "Lodestar",
+            dependencies: ["GPSModel", "GPSD", "Policy", "Capture", "Simulation", "Receivers", "SystemInterface"]),
+        .target(
+            name: "LodestarCLI",
+            dependencies: [
+                "Lodestar", "Testbed", "Receivers", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
+                "SystemInterface",
+            ]),
+        .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel", "Policy"]),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "SystemInterface"]),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSD", "GPSModel"]),
         .testTarget(
             name: "LodestarTests",
-            dependencies: ["Lodestar", "LodestarCLI", "Capture", "GPSD", "GPSModel", "Policy"],
-            resources: []
-        ),
+            dependencies: [
+                "Lodestar", "LodestarCLI", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
+                "SystemInterface",
+            ]),
         .testTarget(
-            name: "LodestarCLITests", dependencies: ["LodestarCLI", "Lodestar", "Capture", "GPSD", "GPSModel", "Policy"]),
+            name: "LodestarCLITests",
+            dependencies: [
+                "LodestarCLI", "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
+                "SystemInterface",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

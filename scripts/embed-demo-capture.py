@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Sources/Lodestar/DemoCapture.swift: the demo's capture, byte-identical, as base64 in a Swift literal.
+"""Writes Sources/LodestarCLI/DemoCapture.swift: the demo's capture, byte-identical, as base64 in a Swift literal.
 
 Run from the repository root after changing the demo capture. Base64 (not a plain string literal) because
 Swift normalises a literal's line endings, and NMEA needs its CR LF.
@@ -26,5 +26,5 @@ enum DemoCapture {{
 """
 }}
 '''
-pathlib.Path("Sources/Lodestar/DemoCapture.swift").write_text(swift)
-print(f"wrote Sources/Lodestar/DemoCapture.swift: {len(data)} bytes of {NAME}")
+pathlib.Path("Sources/LodestarCLI/DemoCapture.swift").write_text(swift)
+print(f"wrote Sources/LodestarCLI/DemoCapture.swift: {len(data)} bytes of {NAME}")

@@ -1,3 +1,4 @@
+import SystemInterface
 import CGPS
 import GPSModel
 

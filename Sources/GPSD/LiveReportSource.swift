@@ -1,3 +1,4 @@
+import SystemInterface
 import GPSModel
 import Synchronization
 
@@ -227,45 +228,6 @@ public struct StreamState: Sendable {
         guard !lost else { return nil }
         lost = true
         return .receiverLost(reason: reason)
-    }
-}
-
-/// Monotonic seconds, for timeouts, pacing and epoch quiet times (never the wall clock: it jumps).
-public func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-/// A one-way flag shared between the consumer and the reader thread.
-final class StopFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
-}
-
-/// A detached POSIX thread: libgps sessions block in `select`, which must not tie up Swift's cooperative pool.
-public enum DetachedThread {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(argument).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
-        if status != 0 {
-            Unmanaged<Box>.fromOpaque(box).release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
     }
 }
 

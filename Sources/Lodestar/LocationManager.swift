@@ -1,3 +1,5 @@
+import SystemInterface
+import Receivers
 import Capture
 import GPSD
 import GPSModel

@@ -1,3 +1,5 @@
+import Simulation
+import SystemInterface
 import Capture
 import GPSD
 import GPSModel
@@ -192,7 +194,7 @@ final class LiveSource: RuntimeSource {
     let host: String
     let port: String
     let device: String?
-    private let stopping = StopSignal()
+    private let stopping = StopFlag()
     private let origin = monotonicSeconds()
 
     init(host: String, port: String, device: String?) {
@@ -213,7 +215,7 @@ final class LiveSource: RuntimeSource {
         }
     }
 
-    private static func read(host: String, port: String, device: String?, stopping: StopSignal, inbox: Inbox) {
+    private static func read(host: String, port: String, device: String?, stopping: StopFlag, inbox: Inbox) {
         // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps.
         let source = LiveReportSource(host: host, port: port, device: device, satelliteDetail: false)
         var failures = 0
@@ -245,11 +247,4 @@ final class LiveSource: RuntimeSource {
     func regimeChanged(to regime: ReceiverRegime, at now: Instant) {}
 
     func stop() { stopping.set() }
-}
-
-/// A one-way flag between the runtime and the reader thread.
-final class StopSignal: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
 }

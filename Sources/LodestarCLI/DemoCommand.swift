@@ -1,3 +1,5 @@
+import Testbed
+import SystemInterface
 import Capture
 import GPSD
 import GPSModel

@@ -1,3 +1,6 @@
+import Simulation
+import Testbed
+import SystemInterface
 import Capture
 import GPSD
 import GPSModel

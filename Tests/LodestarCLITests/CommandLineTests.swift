@@ -1,3 +1,5 @@
+import SystemInterface
+import Testbed
 import Foundation
 import GPSD
 import GPSModel

@@ -1,3 +1,5 @@
+import SystemInterface
+import Testbed
 import Capture
 import Foundation
 import GPSD

@@ -1,3 +1,5 @@
+import Simulation
+import SystemInterface
 import Capture
 import Foundation
 import Lodestar

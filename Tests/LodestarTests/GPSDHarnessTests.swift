@@ -1,3 +1,4 @@
+import Testbed
 import Foundation
 import GPSD
 import GPSModel

@@ -1,3 +1,5 @@
+import Testbed
+import Simulation
 import Capture
 import Foundation
 import GPSD

@@ -1,3 +1,4 @@
+import Simulation
 import Capture
 import Foundation
 import GPSD

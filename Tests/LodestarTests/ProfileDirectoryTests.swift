@@ -1,3 +1,4 @@
+import SystemInterface
 import Foundation
 import Lodestar
 import Testing

@@ -1,3 +1,4 @@
+import SystemInterface
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,3 +1,4 @@
+import SystemInterface
 import GPSD
 
 #if canImport(Glibc)
@@ -163,19 +164,5 @@ public final class PseudoTerminal: @unchecked Sendable {
                 if count > 0 { received.append(contentsOf: chunk[0..<count]) }
             }
         }
-    }
-}
-
-/// A plain pthread mutex: the runtime's types shared with a feeder or reader thread use it.
-final class PThreadMutex: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
     }
 }

@@ -1,3 +1,4 @@
+import SystemInterface
 import GPSD
 import GPSModel
 

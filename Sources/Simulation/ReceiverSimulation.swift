@@ -1,3 +1,4 @@
+import Capture
 import GPSD
 import GPSModel
 import Policy

@@ -22,7 +22,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 
 /// Runs `body` again while it fails with EINTR (swift-system's convention).
 @discardableResult
-func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) -> Result {
+package func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) -> Result {
     while true {
         let result = body()
         if result == -1 && errno == EINTR { continue }
@@ -38,7 +38,7 @@ public func sleepSeconds(_ seconds: Double) {
 }
 
 /// Writes all of `bytes` to a blocking descriptor.
-func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+package func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     var offset = 0
     while offset < bytes.count {
         guard let base = bytes.baseAddress else { return false }

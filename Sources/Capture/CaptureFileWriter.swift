@@ -1,4 +1,4 @@
-import Capture
+import SystemInterface
 import GPSD
 import Synchronization
 

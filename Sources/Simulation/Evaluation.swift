@@ -1,3 +1,4 @@
+import Capture
 import GPSModel
 import Policy
 

@@ -1,4 +1,4 @@
-import Capture
+import SystemInterface
 import GPSModel
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import SystemInterface
 import Capture
 import Synchronization
 import GPSD

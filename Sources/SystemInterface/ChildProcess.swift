@@ -1,4 +1,3 @@
-import GPSD
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): every capture in the repo under every built-in profile through
-# `lodestar replay --profile P --evaluate --json`, one row each. Goal (issue 5): staleness p95 within the
+# `lodestar replay --profile P --evaluate --json`, one row each. Goal (docs/contract.md §11): staleness p95 within the
 # profile's bound, energy below every baseline that meets the same bound at p95, and at most 1.5x the
 # oracle's energy.
 #   bench/policy.sh [CAPTURE...] [-p PROFILE]...   (default: Tests/Fixtures/captures/*, every built-in)

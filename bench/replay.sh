@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): `lodestar replay` of an imported capture next to gpsd's own offline decoder
-# `gpsdecode` decoding the raw log of the same run, measured in the same run of this script. Target
-# (issue 3): replaying the imported 3-hour drive takes no longer than gpsdecode takes on its raw log.
+# `gpsdecode` decoding the raw log of the same run, measured in the same run of this script. Target:
+# replaying the imported 3-hour drive takes no longer than gpsdecode takes on its raw log.
 #   bench/replay.sh [RAW_LOG] [RUNS]     (default: the longest capture in the repo, 5 runs; medians printed)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
  * system library (no compiled C target) and builds against gpsd 3.22 (Debian bookworm, API 11) as well as
  * newer gpsd (3.23 renamed the fix status names, 3.25 changed gps_stream/gps_unpack prototypes, 3.26 moved
  * gst out of the union and made gps_fd an intptr_t, HEAD made satellites_visible unsigned).
- * See notes/gpsd.md §1.5 and §1.7 for what each wrapper hides.
+ * docs/gpsd.md §1 lists what each wrapper hides.
  */
 #ifndef LODESTAR_CGPS_SHIM_H
 #define LODESTAR_CGPS_SHIM_H

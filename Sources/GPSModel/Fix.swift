@@ -20,7 +20,7 @@ public enum FixMode: Int, Sendable, Comparable {
 
 /// One decoded gpsd TPV report. Every unknown value is `nil`: no NaN leaves the GPSD module.
 ///
-/// The `ep*` fields are gpsd's own error estimates, whose basis varies by receiver (see SPEC.md §1);
+/// The `ep*` fields are gpsd's own error estimates, whose basis varies by receiver (see docs/contract.md §1);
 /// `Location` turns them into 68 % values.
 public struct Fix: Sendable, Equatable {
     public var device: String?

@@ -1,4 +1,4 @@
-/// Where a `Location`'s horizontal accuracy came from (SPEC.md §1). Kept so users can judge the figure.
+/// Where a `Location`'s horizontal accuracy came from (docs/contract.md §1). Kept so users can judge the figure.
 public enum AccuracySource: String, Sendable, Equatable {
     /// GST pseudorange statistics: `sqrt(σlat² + σlon²)`, a 1-σ (about 68 %) radius.
     case gst
@@ -14,7 +14,7 @@ public enum LocationOrigin: String, Sendable, Equatable {
     case replay
 }
 
-/// One accepted fix, as delivered to an application (SPEC.md §1). No value is NaN; unknown is nil.
+/// One accepted fix, as delivered to an application (docs/contract.md §1). No value is NaN; unknown is nil.
 public struct Location: Sendable, Equatable {
     public var timestamp: UTCTime
     public var latitude: Double

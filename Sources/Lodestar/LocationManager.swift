@@ -12,8 +12,8 @@ public enum LocationSource: Sendable {
     case gpsd(host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil)
     /// A capture replayed with its `t` as a virtual clock: policy timers fire when the capture's time reaches
     /// them, so a replay gives the same updates every time. `speed` 1 is real time, 10 ten times faster, nil
-    /// as fast as possible. While the policy has the receiver in standby or off, the capture's fixes are
-    /// dropped (the receiver is simulated off); time to first fix after a wake is not simulated yet.
+    /// as fast as possible. The receiver is simulated: while the policy has it in standby or off, the capture's
+    /// fixes are dropped, and after a wake the first comes only after the receiver model's time to first fix.
     case replay(CaptureContents, speed: Double? = nil)
 
     var isLive: Bool {
@@ -25,7 +25,7 @@ public enum LocationSource: Sendable {
 public enum LocationUpdate: Sendable, Equatable {
     /// Locations: one from standard updates, several from a deferred batch (oldest first).
     case locations([Location])
-    /// An event of SPEC.md §10 (`paused`, `resumed`, `deferredFinished`, `requestCompleted`, …) with a
+    /// An event of docs/contract.md §10 (`paused`, `resumed`, `deferredFinished`, `requestCompleted`, …) with a
     /// sentence saying why.
     case event(PolicyEventKind, detail: String)
     /// The receiver regime the policy chose, and why (the receiver itself is not powered yet: see
@@ -53,7 +53,7 @@ public enum LocationError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// The library's front door, modelled on Core Location's `CLLocationManager`: standard updates with a desired
 /// accuracy, distance filter and automatic pause; deferred updates; significant-change monitoring; single-
-/// shot requests. All of them may run at once and share one receiver (SPEC.md §2–§8).
+/// shot requests. All of them may run at once and share one receiver (docs/contract.md §2–§8).
 ///
 /// ```swift
 /// let manager = LocationManager(source: .gpsd())

@@ -2,7 +2,7 @@ import GPSD
 import GPSModel
 import Policy
 
-/// The runtime of DESIGN.md §1: the one place that owns the clock and the timers. It runs on a thread of its
+/// The runtime of docs/architecture.md: the one place that owns the clock and the timers. It runs on a thread of its
 /// own, feeds the policy the application's calls, the source's fixes and the timer firings, each stamped
 /// with the source's clock, and executes the actions the policy returns. Used only on that thread.
 final class LocationRuntime {

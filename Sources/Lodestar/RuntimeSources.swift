@@ -92,8 +92,8 @@ enum SourceStep {
 }
 
 /// Where the runtime's events and its clock come from; used only on the runtime's thread. Live: gpsd on a
-/// thread of its own, the monotonic clock. Replay: a capture's events with its `t` as a virtual clock. A
-/// fuller receiver simulation (time to first fix after a wake) is one more conformer.
+/// thread of its own, the monotonic clock. Replay: a capture's events with its `t` as a virtual clock,
+/// with the receiver simulated (`SimulatedReceiver`).
 protocol RuntimeSource: AnyObject {
     /// Now, on this source's clock.
     var now: Instant { get }

@@ -1,4 +1,4 @@
-/// Core Location's seven desired-accuracy levels (SPEC.md §3). A case each rather than a number, because the
+/// Core Location's seven desired-accuracy levels (docs/contract.md §3). A case each rather than a number, because the
 /// negative values are sentinels, not distances, and `reduced` has no documented value at all.
 public enum DesiredAccuracy: String, Sendable, Hashable, CaseIterable {
     case bestForNavigation
@@ -22,7 +22,7 @@ public enum DesiredAccuracy: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The level's own acceptance threshold in metres (SPEC.md §3), nil for "any".
+    /// The level's own acceptance threshold in metres (docs/contract.md §3), nil for "any".
     public var acceptanceThreshold: Double? {
         switch self {
         case .bestForNavigation, .best: 100
@@ -46,7 +46,7 @@ public enum DesiredAccuracy: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// Core Location's `CLActivityType` (SPEC.md §4).
+/// Core Location's `CLActivityType` (docs/contract.md §4).
 public enum ActivityType: String, Sendable, Hashable, CaseIterable {
     case other
     case automotiveNavigation
@@ -137,7 +137,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     func nested(in parent: String) -> ConfigurationError { ConfigurationError("\(parent).\(field)", message) }
 }
 
-/// When to judge the device stationary and how to look for it leaving (SPEC.md §4), for one activity type.
+/// When to judge the device stationary and how to look for it leaving (docs/contract.md §4), for one activity type.
 public struct StationaryRule: Sendable, Hashable {
     /// Metres from the anchor that every fix of the window must stay within (allowing for each fix's accuracy).
     public var radius: Double
@@ -187,7 +187,7 @@ public struct StationaryRule: Sendable, Hashable {
     }
 }
 
-/// The stationary rule of each activity type. Defaults are SPEC.md §4's table.
+/// The stationary rule of each activity type. Defaults are docs/contract.md §4's table.
 public struct StationaryRules: Sendable, Hashable {
     /// 30 m, 3 min; probes from 60 s growing to 5 min.
     public var other = StationaryRule(
@@ -229,7 +229,7 @@ public struct StationaryRules: Sendable, Hashable {
     }
 }
 
-/// The interval between wakes of one duty-cycled level (SPEC.md §3), in seconds.
+/// The interval between wakes of one duty-cycled level (docs/contract.md §3), in seconds.
 public struct DutyCycleRule: Sendable, Hashable {
     public var minimumInterval: Double
     public var maximumInterval: Double
@@ -276,7 +276,7 @@ public struct DutyCycleRules: Sendable, Hashable {
     }
 }
 
-/// How long a wake may search, and how to back off when it finds nothing (SPEC.md §3).
+/// How long a wake may search, and how to back off when it finds nothing (docs/contract.md §3).
 public struct AcquisitionRule: Sendable, Hashable {
     /// Seconds a wake waits for an acceptable fix; longer than a warm start (25–45 s) so one can finish.
     public var timeout: Double = 60
@@ -317,7 +317,7 @@ public struct AcquisitionRule: Sendable, Hashable {
     }
 }
 
-/// Significant-change monitoring (SPEC.md §6).
+/// Significant-change monitoring (docs/contract.md §6).
 public struct SignificantChangeRule: Sendable, Hashable {
     /// Metres from the last event's position before the next event.
     public var distance: Double = 500
@@ -353,8 +353,8 @@ public struct SignificantChangeRule: Sendable, Hashable {
     }
 }
 
-/// Predictive sleep while tracking (issue 5): after each fix, the time the device needs to move `bound` metres
-/// from the location the application has, at its recent speed accelerating at `maximumAcceleration`; when
+/// Predictive sleep while tracking (docs/contract.md §11): after each fix, the time the device needs to move `bound`
+/// metres from the location the application has, at its recent speed accelerating at `maximumAcceleration`; when
 /// that is longer than a wake costs, the receiver goes down and wakes one time to first fix early, so the
 /// next fix arrives about when the bound could have been crossed. Off by default: with it
 /// on, "continuous" levels are continuous only when the device moves too fast for a nap to pay.
@@ -422,19 +422,19 @@ public struct PredictionRule: Sendable, Hashable {
 /// What the application asks for per session is `UpdatesConfiguration`.
 public struct PolicyConfiguration: Sendable, Hashable {
     /// Seconds: a fix older than this relative to the newest fix (extrapolated on the monotonic clock) is
-    /// stale (SPEC.md §2). Looser than Apple's sample (15 s) on purpose: duty cycles are slow.
+    /// stale (docs/contract.md §2). Looser than Apple's sample (15 s) on purpose: duty cycles are slow.
     public var maximumAge: Double = 30
-    /// Seconds: `nearestTenMeters` delivers the best fix of this long when none reached 10 m (SPEC.md §3).
+    /// Seconds: `nearestTenMeters` delivers the best fix of this long when none reached 10 m (docs/contract.md §3).
     public var warmUp: Double = 30
     /// Metres: the worst fix `nearestTenMeters`' warm-up fallback will deliver.
     public var warmUpAccuracyLimit: Double = 100
     public var stationary = StationaryRules()
     public var dutyCycle = DutyCycleRules()
     public var acquisition = AcquisitionRule()
-    /// Fixes a deferral holds before it flushes early (SPEC.md §5); an hour at 1 Hz.
+    /// Fixes a deferral holds before it flushes early (docs/contract.md §5); an hour at 1 Hz.
     public var deferredBufferCapacity: Int = 3600
     public var significantChange = SignificantChangeRule()
-    /// Seconds: `requestLocation`'s timeout when the caller names none (SPEC.md §7). The policy itself
+    /// Seconds: `requestLocation`'s timeout when the caller names none (docs/contract.md §7). The policy itself
     /// takes the timeout from the event; this is the default for the API above it.
     public var requestTimeout: Double = 15
     /// Metres: `reduced` snaps coordinates to a grid this coarse (Apple's "approximate", 1–20 km).

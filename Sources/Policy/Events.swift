@@ -73,7 +73,7 @@ public enum TimerID: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What the policy asks of the receiver. Ordered by power: `off < standby < powerSave < continuous`, so the
-/// shared receiver runs at the maximum of what its users need (SPEC.md §8).
+/// shared receiver runs at the maximum of what its users need (docs/contract.md §8).
 public enum ReceiverRegime: String, Sendable, Hashable, Comparable, CaseIterable {
     /// Powered down as far as the runtime can take it (device closed, USB port or enable line off).
     case off
@@ -101,7 +101,7 @@ public enum ReceiverRegime: String, Sendable, Hashable, Comparable, CaseIterable
     public var producesFixes: Bool { self == .continuous || self == .powerSave }
 }
 
-/// Core Location's deferred-update errors (CLError 11–15), SPEC.md §5.
+/// Core Location's deferred-update errors (CLError 11–15), docs/contract.md §5.
 public enum DeferredError: String, Sendable, Hashable {
     /// `deferredFailed`: the deferral cannot be honoured at all (bestForNavigation while driving or flying).
     case failed
@@ -123,7 +123,7 @@ public enum RequestError: String, Sendable, Hashable {
     case canceled
 }
 
-/// The events the policy reports (SPEC.md §10). Each is emitted with a detail sentence a person can act on.
+/// The events the policy reports (docs/contract.md §10). Each is emitted with a detail sentence a person can act on.
 public enum PolicyEventKind: Sendable, Equatable {
     /// Updates paused because the device is stationary; carries the anchor the device is stationary at.
     case paused(at: Location)
@@ -160,7 +160,7 @@ public enum PolicyEventKind: Sendable, Equatable {
     }
 }
 
-/// Why a fix was not used (SPEC.md §2), reported so a replay can show what the filter did.
+/// Why a fix was not used (docs/contract.md §2), reported so a replay can show what the filter did.
 public enum DiscardReason: Sendable, Hashable {
     /// Mode below 2D.
     case noFix

@@ -6,7 +6,7 @@ import GPSModel
     import Darwin
 #endif
 
-/// The checks of SPEC.md §2 that hold for every consumer: mode, finite coordinates, staleness, duplicates.
+/// The checks of docs/contract.md §2 that hold for every consumer: mode, finite coordinates, staleness, duplicates.
 /// Accuracy is checked per consumer, because each has its own limit.
 struct FixFilter: Sendable {
     var maximumAge: Double
@@ -52,7 +52,7 @@ struct FixFilter: Sendable {
     }
 }
 
-/// Judges stationarity from fixes alone (no motion sensor, SPEC.md §4).
+/// Judges stationarity from fixes alone (no motion sensor, docs/contract.md §4).
 ///
 /// The anchor is the centroid of the window's fixes, not its first fix: a single noisy first fix would
 /// otherwise let the scatter of a stationary receiver keep restarting the window (the "late stop" failure of

@@ -1,17 +1,17 @@
 import GPSModel
 
-/// The power policy of SPEC.md §2–§8 as a sans-I/O state machine: each event comes in stamped with the
+/// The power policy of docs/contract.md §2–§8 as a sans-I/O state machine: each event comes in stamped with the
 /// monotonic `now`, and the answer is a list of actions for the runtime to execute in order. It never reads a
 /// clock, sleeps or does I/O, so live and replay run the same code and a replay is deterministic.
 ///
-/// Four activities share one receiver (SPEC.md §8): standard updates (with deferral), significant-change
+/// Four activities share one receiver (docs/contract.md §8): standard updates (with deferral), significant-change
 /// monitoring and single-shot requests. Each says what it needs; the receiver runs at the most demanding.
 public struct Policy: Sendable {
     public let configuration: PolicyConfiguration
     public let receiver: ReceiverModel
     /// The regime last asked for (nil before the first `setRegime`).
     public private(set) var regime: ReceiverRegime?
-    /// The newest fix that passed the checks every mode applies (SPEC.md §2), unfiltered for accuracy.
+    /// The newest fix that passed the checks every mode applies (docs/contract.md §2), unfiltered for accuracy.
     public private(set) var lastKnownLocation: Location?
 
     private var filter: FixFilter
@@ -122,7 +122,7 @@ public struct Policy: Sendable {
         previousFix = (location, now)
     }
 
-    // MARK: - Standard updates (SPEC.md §3, §4)
+    // MARK: - Standard updates (docs/contract.md §3, §4)
 
     private enum Phase: Sendable {
         /// Continuous levels: the receiver runs and every acceptable fix is a candidate.
@@ -197,7 +197,7 @@ public struct Policy: Sendable {
             reason = "updates started at \(requested.desiredAccuracy.rawValue) accuracy"
         }
         updates = fresh
-        // A running deferral survives a reconfiguration only if the new settings still allow it (SPEC.md §5).
+        // A running deferral survives a reconfiguration only if the new settings still allow it (docs/contract.md §5).
         if deferral != nil, let error = deferralError(for: requested) {
             finishDeferral(error.0, detail: "updates reconfigured: \(error.1)")
         }
@@ -309,7 +309,7 @@ public struct Policy: Sendable {
     }
 
     /// nearestTenMeters: a fix worse than 10 m is held as a candidate; when nothing reached 10 m for the
-    /// warm-up (30 s), the best candidate is delivered (SPEC.md §3, "best within 30 s").
+    /// warm-up (30 s), the best candidate is delivered (docs/contract.md §3, "best within 30 s").
     private mutating func warmUpFallback(_ location: Location, problem: DiscardReason?, now: Instant) {
         guard var state = updates else { return }
         defer { updates = state }
@@ -395,7 +395,7 @@ public struct Policy: Sendable {
     }
 
     /// Seconds until a duty-cycled level's next wake: the time to move `max(distanceFilter, accuracy)` at the
-    /// recent speed, clamped to the level's interval (SPEC.md §3).
+    /// recent speed, clamped to the level's interval (docs/contract.md §3).
     private func dutyCycleInterval(_ requested: UpdatesConfiguration) -> Double {
         guard let rule = configuration.dutyCycle[requested.desiredAccuracy] else { return 0 }
         let accuracy = requested.desiredAccuracy.acceptanceThreshold ?? configuration.reducedGridSize
@@ -474,7 +474,7 @@ public struct Policy: Sendable {
         reason = detail
     }
 
-    // MARK: - Predictive naps (PolicyConfiguration.prediction, issue 5)
+    // MARK: - Predictive naps (PolicyConfiguration.prediction, docs/contract.md §11)
 
     /// What a continuous level runs the receiver at while tracking.
     private func trackingRegime(_ requested: UpdatesConfiguration) -> ReceiverRegime {
@@ -496,7 +496,7 @@ public struct Policy: Sendable {
     /// the application has (the last delivered one: a fix the distance filter held back counts with its
     /// distance from it), at the recent speed and the rule's acceleration. The fix's own error is not allowed
     /// for: it is the same whether the receiver sleeps or not, and the application has it as
-    /// `horizontalAccuracy`; staleness is how far the device moved since (DESIGN.md §4).
+    /// `horizontalAccuracy`; staleness is how far the device moved since (docs/contract.md §11).
     /// Sleeps when that leaves room for a nap of at least `minimumSleep` before a wake one time to first fix
     /// early, and the nap (down current, then acquisition current for the time to first fix) costs less
     /// charge than staying up for as long.
@@ -537,7 +537,7 @@ public struct Policy: Sendable {
     }
 
     /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
-    /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (SPEC.md §3). A short
+    /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (docs/contract.md §3). A short
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
     private mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
         state.napWakeTimeout = nil
@@ -551,7 +551,7 @@ public struct Policy: Sendable {
         reason = detail
     }
 
-    // MARK: - Deferred updates (SPEC.md §5)
+    // MARK: - Deferred updates (docs/contract.md §5)
 
     private struct Deferral: Sendable {
         var distance: Double?
@@ -619,7 +619,7 @@ public struct Policy: Sendable {
         if !batch.held.isEmpty { actions.append(.deliver(batch.held)) }
     }
 
-    // MARK: - Significant-change monitoring (SPEC.md §6)
+    // MARK: - Significant-change monitoring (docs/contract.md §6)
 
     private struct SignificantChange: Sendable {
         var lastEvent: (location: Location, at: Instant)?
@@ -709,7 +709,7 @@ public struct Policy: Sendable {
         reason = detail
     }
 
-    // MARK: - Single-shot requests (SPEC.md §7)
+    // MARK: - Single-shot requests (docs/contract.md §7)
 
     private struct PendingRequest: Sendable {
         var desiredAccuracy: DesiredAccuracy
@@ -826,7 +826,7 @@ public struct Policy: Sendable {
         reason = "shutting down"
     }
 
-    // MARK: - The shared receiver (SPEC.md §8)
+    // MARK: - The shared receiver (docs/contract.md §8)
 
     /// What each activity needs now, with the words for it.
     private func demands(now: Instant) -> [(ReceiverRegime, String)] {
@@ -873,7 +873,7 @@ public struct Policy: Sendable {
             if state.waking {
                 result.append((.continuous, "significant-change wake"))
             } else {
-                // The lowest power the receiver allows for the sleep ahead (SPEC.md §6).
+                // The lowest power the receiver allows for the sleep ahead (docs/contract.md §6).
                 let sleep =
                     timers[.significantChangeWake].map { $0 - now } ?? configuration.significantChange.wakeInterval
                 result.append(

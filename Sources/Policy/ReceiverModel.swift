@@ -1,4 +1,4 @@
-/// How the runtime powers a receiver down and up (SPEC.md §9). The policy only needs the regimes this allows;
+/// How the runtime powers a receiver down and up (docs/contract.md §9). The policy only needs the regimes this allows;
 /// the runtime turns a regime into the commands.
 public enum PowerControl: String, Sendable, Hashable, CaseIterable {
     /// Nothing but closing the device: gpsd stops reading, the receiver may keep drawing current.
@@ -15,7 +15,7 @@ public enum PowerControl: String, Sendable, Hashable, CaseIterable {
     case usbPort
 }
 
-/// Supply current, in mA, in each receiver state (SPEC.md §9).
+/// Supply current, in mA, in each receiver state (docs/contract.md §9).
 public struct ReceiverCurrents: Sendable, Hashable {
     /// Searching for satellites: after a power-up until the first fix.
     public var acquisition: Double
@@ -41,7 +41,7 @@ public struct ReceiverCurrents: Sendable, Hashable {
     }
 }
 
-/// Time to first fix, in seconds (SPEC.md §9).
+/// Time to first fix, in seconds (docs/contract.md §9).
 public struct TimeToFirstFix: Sendable, Hashable {
     /// Ephemeris, time and position kept.
     public var hot: Double
@@ -158,7 +158,7 @@ extension ReceiverModel {
             backup: 0.022,  // typical, unverified (NEO-6 datasheet backup figure from recall)
             off: 0),
         timeToFirstFix: TimeToFirstFix(
-            hot: 1,  // NEO-6M module listings ≈ 1 s (notes/location-semantics.md §5.3)
+            hot: 1,  // NEO-6M module listings ≈ 1 s
             warm: 27,  // typical, unverified (u-blox 6 quotes warm ≈ cold without aiding)
             cold: 27,  // NEO-6M module listings ≈ 27 s
             hotWindow: 4 * 3600),  // typical, unverified for u-blox 6 (SparkFun states 4 h for u-blox 8/9)

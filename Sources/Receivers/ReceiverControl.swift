@@ -1,9 +1,9 @@
 import Policy
 
-/// Puts the receiver in the regime the policy asks for (SPEC.md §9): UBX, PMTK or SiRF commands through
+/// Puts the receiver in the regime the policy asks for (docs/contract.md §9): UBX, PMTK or SiRF commands through
 /// gpsd, a GPIO enable line, USB port power.
 ///
-/// Nothing implements it for hardware yet (a later issue): `NoReceiverControl`, the default, does nothing,
+/// Nothing implements it for hardware yet (docs/architecture.md): `NoReceiverControl`, the default, does nothing,
 /// so a live receiver keeps running whatever the policy decides and only the delivered locations follow
 /// the policy. Called on the runtime's thread, in order, once per regime change: it must not block for
 /// long.

@@ -6,8 +6,8 @@ import Policy
 import Glibc
 #endif
 
-/// The truth of a capture: every location it holds, on its clock (DESIGN.md §4: the full capture is the
-/// truth a policy is judged against).
+/// The truth of a capture: every location it holds, on its clock (docs/contract.md §11: the full capture is
+/// the truth a policy is judged against).
 public struct TrueTrack: Sendable {
     public let points: [(t: Double, location: Location)]
     /// The receiver going away (a device closed, gpsd gone) and coming back, in the stream's order: each
@@ -251,7 +251,7 @@ public enum EvaluationMath {
     }
 }
 
-/// A profile's run on a capture next to the baselines and the oracle (DESIGN.md §4, issue 5).
+/// A profile's run on a capture next to the baselines and the oracle (docs/contract.md §11).
 public struct Evaluation: Sendable {
     public var trueFixes: Int
     public var duration: Double

@@ -100,7 +100,7 @@ public struct SimulationSummary: Sendable, Equatable {
     public var downShare: Double { duration > 0 ? downSeconds / duration : 0 }
 }
 
-/// A receiver as the policy sees it in a replay (DESIGN.md §4): it makes fixes only in a regime that
+/// A receiver as the policy sees it in a replay (docs/contract.md §9): it makes fixes only in a regime that
 /// produces them and only after its time to first fix from the moment it powered up (hot within the model's
 /// hot window if the way down kept ephemeris, else warm). Keeps its timeline for energy figures. Pure.
 public struct SimulatedReceiver: Sendable {
@@ -174,7 +174,7 @@ public struct SimulatedReceiver: Sendable {
     }
 }
 
-/// Replays a capture into the power policy with the receiver simulated (DESIGN.md §4): while the policy has
+/// Replays a capture into the power policy with the receiver simulated (docs/architecture.md): while the policy has
 /// the receiver down, the capture's fixes do not exist; after a wake, the first fix comes only after the
 /// receiver model's time to first fix (hot within its hot window if the way down kept ephemeris, else
 /// warm). Timers fire on the capture's clock. Pure and deterministic: the same capture and setup give the

@@ -8,7 +8,7 @@ import Glibc
 
 /// A gpsd of our own: started on a free loopback port with no device, a control socket and a shared-memory
 /// key of its own, so it never meets the system's gpsd or another test's. Used by `lodestar demo` and by the
-/// gpsd-in-the-loop tests (DESIGN.md §5).
+/// gpsd-in-the-loop tests (docs/gpsd.md §4).
 public final class PrivateGPSD: @unchecked Sendable {
     public struct Options: Sendable {
         /// `-b`: gpsd never writes to devices (no probes, no power commands reach the receiver).

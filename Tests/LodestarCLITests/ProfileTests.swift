@@ -83,7 +83,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         let car = try #require(ProfileStore.builtIn("car"))
         #expect(car.updates.activityType == .automotiveNavigation)
         let window = try #require(car.policy.stationary.automotiveNavigation.window)
-        // Issue 4: every stop of two minutes or more in the drives is detected; with room for braking.
+        // Every stop of two minutes or more in the drives must be detected, with room for braking.
         #expect(window <= 110)
         // Most red lights are shorter.
         #expect(window >= 60)

@@ -236,7 +236,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     }
 }
 
-/// Every bad input of the issue: the exit code and a message saying what and where.
+/// Every bad input `replay` must reject: the exit code and a message saying what and where.
 @Suite struct ReplayBadInputTests {
     private func capture(_ folder: String, _ lines: [String]) throws -> String {
         let path = folder + "/c.jsonl"

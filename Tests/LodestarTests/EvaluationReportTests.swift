@@ -44,7 +44,7 @@ private func externalReferences(_ html: String) -> [String] {
     return found
 }
 
-/// The HTML report of `replay --evaluate --report` (issue 5, item 2): what it holds, checked as text.
+/// The HTML report of `replay --evaluate --report`: what it holds, checked as text.
 @Suite struct EvaluationReportTests {
     @Test func munichReportHoldsTheTrackTheTimelineAndTheFiguresAndNothingExternal() throws {
         let munich = try evaluation("munich-urban-stopgo-31m.nmea")

@@ -175,7 +175,7 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
 
     @Test(arguments: drives)
     func aDeferredBatchIsDeliveredWholeAndOnce(capture: String) throws {
-        // Deferral needs best accuracy (SPEC.md §5): the car profile with `best` instead of nearestTenMeters.
+        // Deferral needs best accuracy (docs/contract.md §5): the car profile with `best` instead of nearestTenMeters.
         var plainSetup = try carSetup()
         plainSetup.updates?.desiredAccuracy = .best
         var setup = plainSetup

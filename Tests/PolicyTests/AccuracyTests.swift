@@ -2,7 +2,8 @@ import GPSModel
 import Policy
 import Testing
 
-/// SPEC.md §3: the seven levels, their acceptance, their receiver regime and the duty cycle; the distance filter.
+/// docs/contract.md §3: the seven levels, their acceptance, their receiver regime and the duty cycle; the
+/// distance filter.
 @Suite struct AccuracyTests {
     static let thresholds: [(DesiredAccuracy, Double)] = [
         (.bestForNavigation, 100), (.best, 100), (.nearestTenMeters, 10), (.hundredMeters, 100),

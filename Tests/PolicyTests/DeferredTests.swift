@@ -2,7 +2,7 @@ import GPSModel
 import Policy
 import Testing
 
-/// SPEC.md §5: deferred updates with Core Location's errors and exactly one finish per request.
+/// docs/contract.md §5: deferred updates with Core Location's errors and exactly one finish per request.
 @Suite struct DeferredTests {
     struct RefusalCase: Sendable, CustomTestStringConvertible {
         var name: String

@@ -2,7 +2,7 @@ import GPSModel
 import Policy
 import Testing
 
-/// SPEC.md §2: which fixes are never delivered, in every mode.
+/// docs/contract.md §2: which fixes are never delivered, in every mode.
 @Suite struct FilteringTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String

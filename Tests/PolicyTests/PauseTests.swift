@@ -2,7 +2,7 @@ import GPSModel
 import Policy
 import Testing
 
-/// SPEC.md §4: activity type, automatic pause, probes, resume.
+/// docs/contract.md §4: activity type, automatic pause, probes, resume.
 @Suite struct PauseTests {
     static let windows: [(ActivityType, Double, Int)] = [
         (.automotiveNavigation, 50, 300), (.fitness, 25, 120), (.otherNavigation, 50, 600), (.other, 30, 180),

@@ -2,7 +2,7 @@ import GPSModel
 import Policy
 import Testing
 
-/// `PolicyConfiguration.prediction` (issue 5): naps between fixes while tracking, until the position could
+/// `PolicyConfiguration.prediction` (docs/contract.md §11): naps between fixes while tracking, until the position could
 /// have moved the bound.
 @Suite struct PredictionTests {
     /// Prediction on with the given acceleration and minimum sleep; a u-blox 8 (hot 2 s, kept hot through

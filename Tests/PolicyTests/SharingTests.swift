@@ -2,7 +2,7 @@ import GPSModel
 import Policy
 import Testing
 
-/// SPEC.md §6: significant-change monitoring.
+/// docs/contract.md §6: significant-change monitoring.
 @Suite struct SignificantChangeTests {
     struct StepCase: Sendable, CustomTestStringConvertible {
         var name: String
@@ -74,7 +74,7 @@ import Testing
     }
 }
 
-/// SPEC.md §7: single-shot requests.
+/// docs/contract.md §7: single-shot requests.
 @Suite struct RequestTests {
     @Test func firstFixMeetingTheAccuracyAnswersAndPowersBackDown() {
         var harness = Harness()
@@ -144,7 +144,7 @@ import Testing
     }
 }
 
-/// SPEC.md §8: every activity at once on one receiver, at the most demanding regime.
+/// docs/contract.md §8: every activity at once on one receiver, at the most demanding regime.
 @Suite struct SharedReceiverTests {
     @Test func everyActivityAtOnceRunsAtTheMostDemandingRegime() throws {
         var harness = Harness(receiver: .sirf4)

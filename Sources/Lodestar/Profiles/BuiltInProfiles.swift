@@ -6,12 +6,12 @@
 enum BuiltInProfiles {
     static let texts: [(name: String, json: String)] = [
         // All four moving profiles (car, bike, walk, boat) track at nearestTenMeters with an accuracyLimit, which
-        // runs a u-blox 8 in its 1 Hz power-save cycling (9.5 mA against 29 mA, SPEC.md §3) and still accepts the
-        // 10–30 m fixes real receivers report; `best` kept it continuous and was 1.6–2x the energy on every drive
-        // (bench/policy.sh, issue 5). A nap's wake or a probe that sees no fix 10 s past the expected hot start
+        // runs a u-blox 8 in its 1 Hz power-save cycling (9.5 mA against 29 mA, docs/contract.md §3) and still accepts
+        // the 10–30 m fixes real receivers report; `best` kept it continuous and was 1.6–2x the energy on every drive
+        // (bench/policy.sh). A nap's wake or a probe that sees no fix 10 s past the expected hot start
         // (acquisition.wakeMargin) is a failure, and failures back off to at most 2 min: the Reno drive's 13 and
         // 21 min logging gaps (a car park) had cost 40 % of its energy with the receiver waiting for a fix.
-        // car: SPEC.md §4 starts automotiveNavigation at a 5 min window, but issue 4's replay tests require that
+        // car: docs/contract.md §4 starts automotiveNavigation at a 5 min window, but the replay tests require that
         // every stop of two minutes or more in the drives is detected, so the window is 90 s (≤ 120 s, with 30 s to
         // spare for braking and the fixes the detector needs). Most red lights and queue stops are shorter than
         // 90 s, so they do not pause; a long red that does costs one pause and a probe 15 s later (a hot start on
@@ -286,8 +286,8 @@ enum BuiltInProfiles {
             }
             """#
         ),
-        // walk: no longer batches. Deferred updates need `best` (SPEC.md §5), which keeps the receiver out of power
-        // save, and they save the application's wake-ups, not the receiver's charge: batching cost 1.3–1.8x the
+        // walk: no longer batches. Deferred updates need `best` (docs/contract.md §5), which keeps the receiver out of
+        // power save, and they save the application's wake-ups, not the receiver's charge: batching cost 1.3–1.8x the
         // energy of this profile on every capture. A batching profile is one `deferred` object away (docs/
         // profiles.md). Pauses after 3 min within 20 m (map reading, a crossing is shorter); walking at 1.4 m/s
         // stays under movingSpeed, so displacement catches it. Staleness bound 250 m. Prediction on, at
@@ -426,7 +426,7 @@ enum BuiltInProfiles {
         // boat: otherNavigation (Core Location: boats, off-road). nearestTenMeters needs its accuracyLimit: the
         // receivers' own estimates are rarely under 10 m (the repo's captures say 10–25 m), and without it only
         // the warm-up's best fix came every 30 s (p95 staleness of 0.5–1 km at 10 m/s). Naps at 0.5 m/s². A boat
-        // at anchor swings on its rode, so 50 m and 10 min (SPEC.md §4); probes from 1 min growing to 5 min.
+        // at anchor swings on its rode, so 50 m and 10 min (docs/contract.md §4); probes from 1 min growing to 5 min.
         (
             "boat",
             #"""
@@ -557,13 +557,13 @@ enum BuiltInProfiles {
             }
             """#
         ),
-        // asset: significant changes only (SPEC.md §6: ≥ 500 m, ≤ 1 per 5 min), no standard updates: the receiver
-        // sleeps at its cheapest regime between wakes, which stretch to 15 min while the asset does not move. The
-        // receiver is switched off on exit (a battery-powered tracker), not returned to running. The staleness
+        // asset: significant changes only (docs/contract.md §6: ≥ 500 m, ≤ 1 per 5 min), no standard updates: the
+        // receiver sleeps at its cheapest regime between wakes, which stretch to 15 min while the asset does not move.
+        // The receiver is switched off on exit (a battery-powered tracker), not returned to running. The staleness
         // bound is loose (3 km): between events the last location may be up to 500 m plus a wake interval old.
         // Wakes every 5 to 15 min, not up to 1 h: at 1 h the Reno drive's p95 was 35 km, at 15 min 5.6 km for
-        // 2.1 % of always-on. Faster than 10 m/s no wake interval helps: at most one event per 5 min (SPEC.md §6)
-        // is 3 km at 36 km/h.
+        // 2.1 % of always-on. Faster than 10 m/s no wake interval helps: at most one event per 5 min
+        // (docs/contract.md §6) is 3 km at 36 km/h.
         (
             "asset",
             #"""

@@ -17,16 +17,16 @@ public struct Profile: Sendable, Hashable {
     public var updates: UpdatesConfiguration
     /// Deferred updates (batching) allowed while updating, nil for none.
     public var deferred: DeferredUpdates?
-    /// Whether significant-change monitoring runs (SPEC.md §6).
+    /// Whether significant-change monitoring runs (docs/contract.md §6).
     public var significantChange: Bool
     /// Every tuning number of the policy.
     public var policy: PolicyConfiguration
     /// The receiver: a built-in model with the profile's overrides applied.
     public var receiver: ReceiverModel
     /// Metres: the staleness a user of this profile accepts (the distance from the true position to the
-    /// last delivered location, issue 5's evaluation measures it at p95).
+    /// last delivered location; the evaluation measures it at p95, docs/contract.md §11).
     public var stalenessBound: Double
-    /// The regime the receiver is returned to when Lodestar exits (SPEC.md §9): running by default.
+    /// The regime the receiver is returned to when Lodestar exits (docs/contract.md §9): running by default.
     public var exitRegime: ReceiverRegime
 
     public init(

@@ -200,14 +200,7 @@ public final class GPSDSession {
     /// `readBytes`. gpsd still answers the command itself with JSON lines first (`RawStreamFilter` drops them).
     public func watchRawBytes(device: String? = nil) throws(GPSDError) {
         var command = #"?WATCH={"enable":true,"json":false,"raw":2"#
-        if let device {
-            var quoted: [UInt8] = []
-            for byte in device.utf8 where byte >= 0x20 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { quoted.append(UInt8(ascii: "\\")) }
-                quoted.append(byte)
-            }
-            command += #","device":""# + String(decoding: quoted, as: UTF8.self) + "\""
-        }
+        if let device { command += #","device":"# + jsonQuoted(device) }
         try send(command + "};")
     }
 

@@ -72,7 +72,8 @@ public final class GPSDCommandChannel: Sendable {
                 if let awaiting = state.awaiting {
                     guard now >= awaiting.deadline else { return nil }
                     state.awaiting = nil
-                    finished.append((awaiting.queued.completion, .failed(reason: "gpsd did not answer \(awaiting.queued.command)")))
+                    let silence = GPSDCommandOutcome.failed(reason: "gpsd did not answer \(awaiting.queued.command)")
+                    finished.append((awaiting.queued.completion, silence))
                 }
                 guard !state.queue.isEmpty else { return nil }
                 let queued = state.queue.removeFirst()

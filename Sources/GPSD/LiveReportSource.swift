@@ -102,7 +102,9 @@ public final class LiveReportSource: Sendable {
                 continue
             }
             do {
-                commands?.writeNext(now: monotonicSeconds()) { command throws(GPSDError) in try current.send(command.text) }
+                commands?.writeNext(now: monotonicSeconds()) { command throws(GPSDError) in
+                    try current.send(command.text)
+                }
                 switch try current.read(timeoutMicroseconds: Self.pollMicroseconds) {
                 case .timeout:
                     break

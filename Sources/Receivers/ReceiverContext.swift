@@ -57,8 +57,8 @@ public struct ReceiverContext: Sendable {
             return
         }
         guard let command = GPSDCommand.writeToDevice(path: devicePath, bytes: bytes) else {
-            completion(
-                .failed(reason: "\(bytes.count) bytes: one write to a device takes 1 to \(GPSDCommand.maximumDeviceBytes)"))
+            let limit = GPSDCommand.maximumDeviceBytes
+            completion(.failed(reason: "\(bytes.count) bytes: one write to a device takes 1 to \(limit)"))
             return
         }
         commands.send(command, completion: completion)

@@ -52,10 +52,21 @@ import Testing
             { outcome in self.list.withLock { $0[name] = outcome } }
         }
         subscript(_ name: String) -> GPSDCommandOutcome? { list.withLock { $0[name] } }
+        func failed(_ name: String) -> Bool { if case .failed? = self[name] { true } else { false } }
     }
 
     let first = GPSDCommand("?DEVICE={\"path\":\"/dev/a\",\"hexdata\":\"01\"}", answeredBy: "DEVICE")
     let second = GPSDCommand("?POLL;", answeredBy: "POLL")
+
+    /// A connected channel with `first` and `second` queued, in that order.
+    func channelWithTwoQueued(answerTimeout: Double = 5) -> (GPSDCommandChannel, Outcomes) {
+        let channel = GPSDCommandChannel(answerTimeout: answerTimeout)
+        channel.connected()
+        let outcomes = Outcomes()
+        channel.send(first, completion: outcomes.record("first"))
+        channel.send(second, completion: outcomes.record("second"))
+        return (channel, outcomes)
+    }
 
     func written(_ channel: GPSDCommandChannel, now: Double = 0) -> [String] {
         var texts: [String] = []
@@ -67,18 +78,11 @@ import Testing
         let channel = GPSDCommandChannel()
         let outcomes = Outcomes()
         channel.send(first, completion: outcomes.record("first"))
-        guard case .failed? = outcomes["first"] else {
-            Issue.record("expected a failure, got \(String(describing: outcomes["first"]))")
-            return
-        }
+        #expect(outcomes.failed("first"))
     }
 
     @Test func commandsGoOutOneAtATimeAndGetTheirOwnAnswers() {
-        let channel = GPSDCommandChannel()
-        channel.connected()
-        let outcomes = Outcomes()
-        channel.send(first, completion: outcomes.record("first"))
-        channel.send(second, completion: outcomes.record("second"))
+        let (channel, outcomes) = channelWithTwoQueued()
         #expect(written(channel) == [first.text])
         #expect(written(channel).isEmpty)
         // A report that does not answer the command awaiting one changes nothing.
@@ -94,27 +98,16 @@ import Testing
     }
 
     @Test func anUnansweredCommandFailsAfterTheTimeoutAndTheNextGoesOut() {
-        let channel = GPSDCommandChannel(answerTimeout: 5)
-        channel.connected()
-        let outcomes = Outcomes()
-        channel.send(first, completion: outcomes.record("first"))
-        channel.send(second, completion: outcomes.record("second"))
+        let (channel, outcomes) = channelWithTwoQueued(answerTimeout: 5)
         #expect(written(channel, now: 100) == [first.text])
         #expect(written(channel, now: 104.9).isEmpty)
         #expect(written(channel, now: 105) == [second.text])
-        guard case .failed? = outcomes["first"] else {
-            Issue.record("expected the first to fail, got \(String(describing: outcomes["first"]))")
-            return
-        }
+        #expect(outcomes.failed("first"))
         #expect(outcomes["second"] == nil)
     }
 
     @Test func aFailedWriteFailsThatCommandOnly() {
-        let channel = GPSDCommandChannel()
-        channel.connected()
-        let outcomes = Outcomes()
-        channel.send(first, completion: outcomes.record("first"))
-        channel.send(second, completion: outcomes.record("second"))
+        let (channel, outcomes) = channelWithTwoQueued()
         var attempts: [String] = []
         channel.writeNext(now: 0) { command throws(GPSDError) in
             attempts.append(command.text)
@@ -128,20 +121,13 @@ import Testing
     }
 
     @Test func aLostConnectionFailsEverythingPendingUntilConnectedAgain() {
-        let channel = GPSDCommandChannel()
-        channel.connected()
-        let outcomes = Outcomes()
-        channel.send(first, completion: outcomes.record("first"))
-        channel.send(second, completion: outcomes.record("second"))
+        let (channel, outcomes) = channelWithTwoQueued()
         _ = written(channel)
         channel.disconnected(reason: "gpsd closed the connection")
         #expect(outcomes["first"] == .failed(reason: "gpsd closed the connection"))
         #expect(outcomes["second"] == .failed(reason: "gpsd closed the connection"))
         channel.send(first, completion: outcomes.record("while away"))
-        guard case .failed? = outcomes["while away"] else {
-            Issue.record("expected a failure while disconnected")
-            return
-        }
+        #expect(outcomes.failed("while away"))
         channel.connected()
         channel.send(first, completion: outcomes.record("back"))
         #expect(written(channel) == [first.text])

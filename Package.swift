@@ -49,10 +49,13 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSD", "GPSModel"]),
         .testTarget(
+            name: "ReceiversTests",
+            dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
+        .testTarget(
             name: "LodestarTests",
             dependencies: [
-                "Lodestar", "LodestarCLI", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
-                "SystemInterface",
+                "Lodestar", "LodestarCLI", "Testbed", "Simulation", "Capture", "Policy", "Receivers", "GPSD",
+                "GPSModel", "SystemInterface",
             ]),
         .testTarget(
             name: "LodestarCLITests",

@@ -33,8 +33,6 @@ public final class GPSDSession {
     private var isOpen = true
     /// When the bytes in the buffer arrived (monotonic seconds).
     private var receivedAt = 0.0
-    private var lastLineStart = 0
-    private var lastLineLength = 0
 
     /// Connects to gpsd. Throws `GPSDError.connectionFailed` with libgps's own message.
     public init(host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort) throws(GPSDError) {
@@ -58,18 +56,6 @@ public final class GPSDSession {
         // reconnect); the kernel caps it at net.core.rmem_max.
         var receiveBuffer: Int32 = 1 << 20
         _ = setsockopt(Int32(cgps_fd(data)), SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
-    }
-
-    /// A session with no connection, for decoding tests.
-    private init(unconnected: Void) throws(GPSDError) {
-        host = ""
-        port = ""
-        data = .allocate(capacity: 1)
-        data.initialize(to: gps_data_t())
-        processor = ReportLineProcessor()
-        buffer = .allocate(capacity: 1)
-        buffer.initialize(to: 0)
-        isOpen = false
     }
 
     deinit {
@@ -135,8 +121,6 @@ public final class GPSDSession {
             // Lines already received come first, stamped with when they arrived: a reader that was busy
             // (or descheduled) must not see quiet between lines that came together and split their epoch.
             if let line = takeLine() {
-                lastLineStart = line.start
-                lastLineLength = line.count
                 let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
                 lineObserver?(text)
                 processor.process(text, now: receivedAt)
@@ -161,23 +145,6 @@ public final class GPSDSession {
     /// The fixes still held for their epoch to end (the connection is ending).
     public func pendingFixes() -> [Fix] {
         processor.flushAll()
-    }
-
-    /// Decodes `lines` as a live session would, without a connection (for tests of the decoding paths).
-    static func decodeForTest(_ lines: [String], satelliteDetail: Bool, collapsesEpochs: Bool = false) -> [Report] {
-        let processor = ReportLineProcessor()
-        processor.satelliteDetail = satelliteDetail
-        processor.collapsesEpochs = collapsesEpochs
-        var reports: [Report] = []
-        for line in lines {
-            var bytes = Array(line.utf8CString)
-            bytes.withUnsafeMutableBufferPointer { buffer in
-                processor.process(UnsafeBufferPointer(rebasing: buffer.dropLast()), now: monotonicSeconds())
-            }
-            while let report = processor.next() { reports.append(report) }
-        }
-        reports += processor.flushAll().map { .fix($0) }
-        return reports
     }
 
     /// The next complete line in the buffer, NUL-terminated in place (its `\r\n` overwritten).
@@ -233,14 +200,7 @@ public final class GPSDSession {
     /// `readBytes`. gpsd still answers the command itself with JSON lines first (`RawStreamFilter` drops them).
     public func watchRawBytes(device: String? = nil) throws(GPSDError) {
         var command = #"?WATCH={"enable":true,"json":false,"raw":2"#
-        if let device {
-            var quoted: [UInt8] = []
-            for byte in device.utf8 where byte >= 0x20 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { quoted.append(UInt8(ascii: "\\")) }
-                quoted.append(byte)
-            }
-            command += #","device":""# + String(decoding: quoted, as: UTF8.self) + "\""
-        }
+        if let device { command += #","device":"# + jsonQuoted(device) }
         try send(command + "};")
     }
 
@@ -264,11 +224,5 @@ public final class GPSDSession {
         let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: bufferEnd))
         bufferEnd = 0
         return bytes
-    }
-
-    /// The raw JSON text of the line last read (as gpsd sent it, without the line end). Valid until the
-    /// next read.
-    public var lastLine: String {
-        String(decoding: UnsafeRawBufferPointer(start: buffer + lastLineStart, count: lastLineLength), as: UTF8.self)
     }
 }

@@ -56,13 +56,17 @@ public final class LiveReportSource: Sendable {
     public let satelliteDetail: Bool
     /// Sees every line gpsd sends, verbatim, before it is decoded (see `GPSDSession.lineObserver`).
     public let lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)?
+    /// Commands other threads send through this source's connection (receiver power frames); the reader
+    /// writes them between reads. Closed when `run` returns.
+    public let commands: GPSDCommandChannel?
 
     public init(
         host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil,
         backoff: ReconnectBackoff = .standard, satelliteDetail: Bool = true,
-        lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)? = nil
+        lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)? = nil, commands: GPSDCommandChannel? = nil
     ) {
         self.lineObserver = lineObserver
+        self.commands = commands
         self.host = host
         self.port = port
         self.device = device
@@ -78,7 +82,13 @@ public final class LiveReportSource: Sendable {
     /// become `receiverLost` events and the source reconnects.
     public func run(shouldStop: () -> Bool, onEvent: (LiveEvent) -> Void) throws(GPSDError) {
         var state = StreamState(watchedDevice: device)
-        var session: GPSDSession? = try connect()
+        var session: GPSDSession?
+        do {
+            session = try connect()
+        } catch {
+            commands?.disconnected(reason: error.description)
+            throw error
+        }
         var failures = 0
         while !shouldStop() {
             guard let current = session else {
@@ -92,10 +102,14 @@ public final class LiveReportSource: Sendable {
                 continue
             }
             do {
+                commands?.writeNext(now: monotonicSeconds()) { command throws(GPSDError) in
+                    try current.send(command.text)
+                }
                 switch try current.read(timeoutMicroseconds: Self.pollMicroseconds) {
                 case .timeout:
                     break
                 case .report(let report):
+                    commands?.observe(report)
                     for event in state.events(for: report, host: host, port: port) { onEvent(event) }
                 }
             } catch {
@@ -104,9 +118,11 @@ public final class LiveReportSource: Sendable {
                 current.close()
                 session = nil
                 failures = 0
+                commands?.disconnected(reason: error.description)
                 if let event = state.connectionLost(error.description) { onEvent(event) }
             }
         }
+        commands?.disconnected(reason: "the gpsd connection has ended", closing: true)
         if let session {
             for fix in session.pendingFixes() { onEvent(.fix(fix)) }
             session.close()
@@ -140,6 +156,7 @@ public final class LiveReportSource: Sendable {
         session.collapsesEpochs = true
         session.lineObserver = lineObserver
         try session.watch(device: device)
+        commands?.connected()
         return session
     }
 

@@ -141,10 +141,12 @@ public final class ReportDecoder {
         let activated = cgps_device_activated_seconds(data)
         let driver = String(cString: cgps_device_driver(data))
         let subtype = String(cString: cgps_device_subtype(data))
+        let subtype1 = String(cString: cgps_device_subtype1(data))
         return DeviceInfo(
             path: String(cString: cgps_device_path(data)),
             driver: driver.isEmpty ? nil : driver,
             subtype: subtype.isEmpty ? nil : subtype,
+            subtype1: subtype1.isEmpty ? nil : subtype1,
             activated: activated > 0 ? UTCTime(seconds: Int64(activated)) : nil)
     }
 
@@ -157,8 +159,10 @@ public final class ReportDecoder {
                 let path = tupleString(entry.path)
                 let driver = tupleString(entry.driver)
                 let subtype = tupleString(entry.subtype)
+                let subtype1 = tupleString(entry.subtype1)
                 return DeviceInfo(
                     path: path, driver: driver.isEmpty ? nil : driver, subtype: subtype.isEmpty ? nil : subtype,
+                    subtype1: subtype1.isEmpty ? nil : subtype1,
                     activated: entry.activated.tv_sec > 0 ? UTCTime(seconds: Int64(entry.activated.tv_sec)) : nil)
             }
         }

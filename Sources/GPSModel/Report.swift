@@ -45,14 +45,23 @@ public struct DeviceInfo: Sendable, Equatable {
     public var path: String
     /// gpsd's driver name once it has identified the receiver (`NMEA0183`, `u-blox`, `SiRF`, …).
     public var driver: String?
+    /// What the receiver says it is, as far as gpsd's driver asked it: for a u-blox the software and hardware
+    /// versions (`SW ROM CORE 3.01 (107888),HW 00080000`).
     public var subtype: String?
+    /// More of the same where the driver has it: for a u-blox the firmware, protocol version and GNSS
+    /// (`FWVER=SPG 3.01,PROTVER=18.00,GPS;GLO;GAL;BDS`).
+    public var subtype1: String?
     /// When gpsd opened the device; nil when gpsd reports it closed.
     public var activated: UTCTime?
 
-    public init(path: String, driver: String? = nil, subtype: String? = nil, activated: UTCTime? = nil) {
+    public init(
+        path: String, driver: String? = nil, subtype: String? = nil, subtype1: String? = nil,
+        activated: UTCTime? = nil
+    ) {
         self.path = path
         self.driver = driver
         self.subtype = subtype
+        self.subtype1 = subtype1
         self.activated = activated
     }
 

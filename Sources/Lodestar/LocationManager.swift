@@ -220,7 +220,7 @@ final class ManagerCore: Sendable {
     let source: LocationSource
     let configuration: PolicyConfiguration
     let receiver: ReceiverModel
-    let control: any ReceiverControl
+    let receiverLink: ReceiverLink
     let inbox = Inbox()
     private let state = Mutex(SharedState())
 
@@ -253,7 +253,7 @@ final class ManagerCore: Sendable {
         self.source = source
         self.configuration = configuration
         self.receiver = receiver
-        self.control = control
+        receiverLink = ReceiverLink(control: control, model: receiver, live: source.isLive)
     }
 
     // MARK: The application's side

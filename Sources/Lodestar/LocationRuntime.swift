@@ -24,7 +24,7 @@ final class LocationRuntime {
         self.core = core
         switch core.source {
         case .gpsd(let host, let port, let device):
-            source = LiveSource(host: host, port: port, device: device)
+            source = LiveSource(host: host, port: port, device: device, receiverLink: core.receiverLink)
             assembler = LocationAssembler(origin: .live)
         case .replay(let contents, let speed):
             source = ReplaySource(contents, speed: speed, receiver: core.receiver)
@@ -109,7 +109,7 @@ final class LocationRuntime {
             switch action {
             case .setRegime(let regime, let reason):
                 source.regimeChanged(to: regime, at: now)
-                core.control.setRegime(regime, reason: reason)
+                core.receiverLink.setRegime(regime, reason: reason)
                 core.broadcast(.regime(regime, reason: reason))
             case .deliver(let locations):
                 if let newest = locations.last { lastHanded = newest }

@@ -189,40 +189,51 @@ final class ReplaySource: RuntimeSource {
 
 /// gpsd, read on a dedicated thread (`DetachedThread`: libgps blocks in `select`, which must not hold a
 /// thread of Swift's cooperative pool), on the monotonic clock. gpsd absent at the start is a
-/// `receiverLost` like any later loss, and the source keeps trying.
+/// `receiverLost` like any later loss, and the source keeps trying. The reader thread also writes the
+/// receiver control's commands (`ReceiverLink.commands`) and notes the device for it.
 final class LiveSource: RuntimeSource {
     let host: String
     let port: String
     let device: String?
+    private let receiverLink: ReceiverLink
     private let stopping = StopFlag()
     private let origin = monotonicSeconds()
 
-    init(host: String, port: String, device: String?) {
+    init(host: String, port: String, device: String?, receiverLink: ReceiverLink) {
         self.host = host
         self.port = port
         self.device = device
+        self.receiverLink = receiverLink
     }
 
     var now: Instant { Instant(seconds: monotonicSeconds() - origin) }
 
     func start(inbox: Inbox) {
-        let (host, port, device, stopping) = (host, port, device, stopping)
+        // The control learns of the channel before any device: it may have nothing to do until one comes.
+        receiverLink.passOnContext()
+        let (host, port, device, stopping, link) = (host, port, device, stopping, receiverLink)
         let started = DetachedThread.start {
-            Self.read(host: host, port: port, device: device, stopping: stopping, inbox: inbox)
+            Self.read(host: host, port: port, device: device, stopping: stopping, link: link, inbox: inbox)
         }
         if !started {
             inbox.post(.event(.receiverLost(reason: "cannot start a thread to read gpsd at \(host):\(port)")))
         }
     }
 
-    private static func read(host: String, port: String, device: String?, stopping: StopFlag, inbox: Inbox) {
+    private static func read(
+        host: String, port: String, device: String?, stopping: StopFlag, link: ReceiverLink, inbox: Inbox
+    ) {
         // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps.
-        let source = LiveReportSource(host: host, port: port, device: device, satelliteDetail: false)
+        let source = LiveReportSource(
+            host: host, port: port, device: device, satelliteDetail: false, commands: link.commands)
         var failures = 0
         var announced = false
         while !stopping.isSet {
             do throws(GPSDError) {
-                try source.run(shouldStop: { stopping.isSet }) { event in inbox.post(.event(event)) }
+                try source.run(shouldStop: { stopping.isSet }) { event in
+                    link.note(event)
+                    inbox.post(.event(event))
+                }
                 return
             } catch {
                 if !announced {
@@ -240,6 +251,8 @@ final class LiveSource: RuntimeSource {
     }
 
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
+        // A device gpsd announced since the last turn reaches the control before the runtime waits again.
+        receiverLink.passOnContext()
         inbox.wait(seconds: deadline.map { $0 - now })
         return .idle
     }

@@ -116,7 +116,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
             Issue.record("not SKY")
             return
         }
-        guard case .sky(let summary)? = GPSDSession.decodeForTest([line], satelliteDetail: false).first else {
+        guard case .sky(let summary)? = decodeAsLiveSession([line], satelliteDetail: false).first else {
             Issue.record("summary decode failed")
             return
         }
@@ -143,7 +143,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func theEpochsLastTPVIsPassedOnWhenTheNextBegins() {
-        let reports = GPSDSession.decodeForTest([rmc, gga, next], satelliteDetail: true, collapsesEpochs: true)
+        let reports = decodeAsLiveSession([rmc, gga, next], satelliteDetail: true, collapsesEpochs: true)
         let out = fixes(reports)
         #expect(out.count == 2)
         #expect(out.first?.altitudeMSL == 2177)
@@ -152,13 +152,13 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func aLaterTPVWithoutPositionDoesNotReplaceOneWithIt() {
-        let out = fixes(GPSDSession.decodeForTest([next, noFix], satelliteDetail: true, collapsesEpochs: true))
+        let out = fixes(decodeAsLiveSession([next, noFix], satelliteDetail: true, collapsesEpochs: true))
         #expect(out.count == 1)
         #expect(out.first?.mode == .threeD)
     }
 
     @Test func aClosingDeviceGetsItsPendingEpochFirst() {
-        let reports = GPSDSession.decodeForTest([rmc, closed], satelliteDetail: true, collapsesEpochs: true)
+        let reports = decodeAsLiveSession([rmc, closed], satelliteDetail: true, collapsesEpochs: true)
         #expect(reports.count == 2)
         guard case .fix = reports.first, case .device(let device) = reports.last else {
             Issue.record("expected the fix, then the DEVICE: \(reports)")
@@ -168,7 +168,7 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     }
 
     @Test func withoutCollapsingEveryTPVIsDecoded() {
-        #expect(fixes(GPSDSession.decodeForTest([rmc, gga, next], satelliteDetail: true)).count == 3)
+        #expect(fixes(decodeAsLiveSession([rmc, gga, next], satelliteDetail: true)).count == 3)
     }
 }
 

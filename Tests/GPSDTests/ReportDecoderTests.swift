@@ -158,6 +158,16 @@ import Testing
         #expect(devices.first?.isActive == true)
     }
 
+    /// What a u-blox says about itself, in the DEVICE report and in the DEVICES list.
+    @Test func deviceSubtypesAreKept() throws {
+        let device = #"{"class":"DEVICE","path":"/dev/ttyACM0","driver":"u-blox","subtype":"SW ROM CORE 3.01 (107888),HW 00080000","subtype1":"FWVER=SPG 3.01,PROTVER=18.00,GPS;GLO","activated":"2026-11-30T04:32:17.949Z"}"#
+        let expected = DeviceInfo(
+            path: "/dev/ttyACM0", driver: "u-blox", subtype: "SW ROM CORE 3.01 (107888),HW 00080000",
+            subtype1: "FWVER=SPG 3.01,PROTVER=18.00,GPS;GLO", activated: UTCTime(seconds: 1_796_013_137))
+        #expect(try decoder.decode(line: device) == .device(expected))
+        #expect(try decoder.decode(line: #"{"class":"DEVICES","devices":["# + device + "]}") == .devices([expected]))
+    }
+
     @Test func versionWatchAndError() throws {
         #expect(
             try decoder.decode(line: #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#)

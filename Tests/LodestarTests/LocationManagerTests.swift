@@ -49,7 +49,7 @@ private struct HandMadeCapture {
 
 /// A repo capture (a raw NMEA log) imported with gpsd's offline decoder, as `lodestar replay` does.
 private func repoCapture(_ name: String) throws -> CaptureContents {
-    let path = Fixtures.captures.appendingPathComponent(name).path
+    let path = Fixtures.path(name)
     return try CaptureReader.read(try RawLogImport.capture(path: path, raw: try Fixtures.bytes(name)))
 }
 

@@ -3,6 +3,7 @@ import SystemInterface
 import Capture
 import Foundation
 import Lodestar
+import Testbed
 import Testing
 
 @testable import LodestarCLI
@@ -182,7 +183,7 @@ private func externalReferences(_ html: String) -> [String] {
         let errors = MemorySink()
         let code = LodestarCommand.main(
             arguments: [
-                "replay", Fixtures.captures.appendingPathComponent("munich-urban-stopgo-31m.nmea").path, "--profile", "car",
+                "replay", Fixtures.path("munich-urban-stopgo-31m.nmea"), "--profile", "car",
                 "--evaluate", "--report", report,
             ],
             context: CommandContext(standardOutput: output, standardError: errors, shouldStop: { false }))

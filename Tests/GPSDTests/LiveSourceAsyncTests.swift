@@ -6,7 +6,7 @@ import Testbed
 import Testing
 
 /// The live source as async Swift: an `AsyncSequence` of events, read on its own thread.
-@Suite struct LiveSourceAsyncTests {
+@Suite(.tags(.gpsd)) struct LiveSourceAsyncTests {
     @Test func eventsArriveAsAnAsyncSequence() async throws {
         var options = PrivateGPSD.Options()
         options.readOnly = true

@@ -101,7 +101,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 }
 
 /// Through a real gpsd: the capture's raw bytes into a private gpsd and back through the live path.
-@Suite(.serialized) struct ReplayThroughGPSDTests {
+@Suite(.serialized, .tags(.gpsd)) struct ReplayThroughGPSDTests {
     @Test(arguments: [
         "gpsd-sirf2-haicom305n-walk.nmea", "gpsd-quectel-eg25g-moving.nmea", "gpsd-ublox-neo-m9n.nmea",
         "gpsd-unicore-um621-fixloss.nmea", "ublox-ubx-cartrip-15m.ubx", "garmin-geko201-regensburg-drive-26m.nmea",
@@ -128,7 +128,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 
 /// `record` against the test gpsd while `watch` watches it too; the recording must replay to what was
 /// printed live.
-@Suite(.serialized) struct RecordRoundTripTests {
+@Suite(.serialized, .tags(.gpsd)) struct RecordRoundTripTests {
     @Test(arguments: Fixtures.captureNames)
     func recordingReplaysToWhatWatchPrintedLive(capture: String) throws {
         var options = PrivateGPSD.Options()

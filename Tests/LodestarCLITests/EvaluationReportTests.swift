@@ -138,7 +138,7 @@ private func externalReferences(_ html: String) -> [String] {
 }
 
 /// The report in a real browser: Chromium from Debian (scripts/setup installs it), headless.
-@Suite struct EvaluationReportBrowserTests {
+@Suite(.tags(.browser)) struct EvaluationReportBrowserTests {
     static var chromium: String? {
         if let configured = ProcessInfo.processInfo.environment["LODESTAR_CHROMIUM"], !configured.isEmpty {
             return configured

@@ -8,7 +8,7 @@ import Lodestar
 import Testing
 
 /// The built `lodestar` binary as a user runs it: output piped line by line, Ctrl-C ends it cleanly.
-@Suite struct ExecutableTests {
+@Suite(.tags(.gpsd)) struct ExecutableTests {
     /// `swift build` puts the executable beside the test bundle.
     static var executable: String? {
         let bundleFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()

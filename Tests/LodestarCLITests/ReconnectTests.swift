@@ -4,7 +4,7 @@ import Testing
 
 /// gpsd killed and restarted under a running `lodestar watch`: the command keeps going, says what happened,
 /// and prints every fix the new gpsd reports.
-@Suite struct ReconnectTests {
+@Suite(.tags(.gpsd)) struct ReconnectTests {
     @Test func watchSurvivesGpsdRestart() throws {
         var options = PrivateGPSD.Options()
         options.readOnly = true

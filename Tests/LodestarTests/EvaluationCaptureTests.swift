@@ -6,7 +6,7 @@ import Policy
 import Testing
 
 /// The evaluation on the repo's real captures: the oracle is the floor, and the figures reproduce.
-@Suite struct EvaluationCaptureTests {
+@Suite(.tags(.slow)) struct EvaluationCaptureTests {
     /// Knowing the truth, the oracle meets the bound everywhere and spends no more than any baseline or
     /// profile run that also keeps staleness within the bound at every true fix.
     @Test(arguments: Fixtures.captureNames)

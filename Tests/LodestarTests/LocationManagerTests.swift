@@ -84,7 +84,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 }
 
-@Suite struct LocationManagerTests {
+@Suite(.tags(.gpsd)) struct LocationManagerTests {
     /// A manager made from a profile runs that profile's policy: the car's naps and pauses on a real drive,
     /// the same regime changes `replay --profile car` prints.
     @Test func aManagerFromAProfileRunsItsPolicy() async throws {

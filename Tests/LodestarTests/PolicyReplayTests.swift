@@ -48,7 +48,7 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
     return setup
 }
 
-@Suite struct PolicyReplayTests {
+@Suite(.tags(.slow)) struct PolicyReplayTests {
     static let drives = [
         "garmin-drive-reno-tahoe-2h43m.nmea", "garmin-geko201-regensburg-drive-26m.nmea",
         "munich-urban-stopgo-31m.nmea", "ublox-ubx-cartrip-15m.ubx",

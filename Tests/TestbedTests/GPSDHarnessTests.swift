@@ -4,7 +4,7 @@ import GPSD
 import GPSModel
 import Testing
 
-@Suite struct GPSDHarnessTests {
+@Suite(.tags(.gpsd)) struct GPSDHarnessTests {
     /// Without -b, gpsd writes to the receiver: its probes on open, and `?DEVICE` hexdata (the way power
     /// commands will reach a receiver). The pty gives them back.
     @Test func readsBackWhatGpsdWritesToTheReceiver() throws {

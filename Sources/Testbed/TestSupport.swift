@@ -38,7 +38,8 @@ public enum Fixtures {
     }
 }
 
-/// A capture of the repository, imported (gpsdecode) and read back.
+/// A capture of the repository (a raw NMEA or UBX log) imported with gpsd's offline decoder, as `lodestar replay`
+/// does, and read back.
 public func importedCapture(_ name: String) throws -> CaptureContents {
     try CaptureReader.read(try RawLogImport.capture(path: Fixtures.path(name), raw: try Fixtures.bytes(name)))
 }

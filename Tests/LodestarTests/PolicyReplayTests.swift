@@ -91,7 +91,7 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
                 "\(capture): departure at \(Int(departure)) s, resumed \(resume(after: stop.end))")
         }
         // Every pause, at a stop of any length, ends the same way: once the car is farther than the radius from
-        // where it stood when updates paused.
+        // where it stood when updates paused (a pause the capture ends in has no departure).
         for pause in pauses {
             let standing = try #require(truth.points.last { $0.t <= pause }).location
             guard let departure = truth.points.first(where: {

@@ -43,19 +43,21 @@ let package = Package(
                 "SystemInterface",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
+        // Test targets follow the modules they test; Testbed is their shared test utility module.
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "SystemInterface"]),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "Capture", "Testbed"]),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSD", "GPSModel"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSModel"]),
+        .testTarget(name: "TestbedTests", dependencies: ["Testbed", "GPSD", "GPSModel"]),
         .testTarget(
             name: "ReceiversTests",
             dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
         .testTarget(
             name: "LodestarTests",
             dependencies: [
-                "Lodestar", "LodestarCLI", "Testbed", "Simulation", "Capture", "Policy", "Receivers", "GPSD",
-                "GPSModel", "SystemInterface",
+                "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "Receivers", "GPSD", "GPSModel",
+                "SystemInterface",
             ]),
         .testTarget(
             name: "LodestarCLITests",

@@ -142,7 +142,9 @@ public final class PrivateGPSD: @unchecked Sendable {
     ///
     /// Under the full parallel test run gpsd was once seen not to announce a device it had accepted (45 s,
     /// no notice, cause unknown); after `attemptTimeout` without the notice the device is removed and added
-    /// again. Once, the control socket gave no answer at all within its 5 s; that is asked again too, and
+    /// again. A device gpsd has announced is waited for until `timeout`: gpsd is then only slow to read the
+    /// primer (a starved machine), and adding it again would start the open and the settling over. Once, the
+    /// control socket gave no answer at all within its 5 s; that is asked again too, and
     /// the ERROR gpsd then gives for a device it already has is taken as the first request having worked.
     public func addDeviceAndWait(
         _ terminal: PseudoTerminal, timeout: Double = 45, attemptTimeout: Double = 15
@@ -174,9 +176,9 @@ public final class PrivateGPSD: @unchecked Sendable {
             let attemptDeadline = min(deadline, monotonicSeconds() + attemptTimeout)
             var active = false
             var lastPrimer = 0.0
-            while monotonicSeconds() < attemptDeadline {
+            while monotonicSeconds() < (active ? deadline : attemptDeadline) {
                 if active, monotonicSeconds() - lastPrimer >= 0.05 {
-                    terminal.write(PrivateGPSD.primer)
+                    terminal.write(PrivateGPSD.primer, deadline: deadline)
                     lastPrimer = monotonicSeconds()
                 }
                 guard case .report(let report)? = try? watcher.read(timeoutMicroseconds: 20_000) else { continue }

@@ -117,7 +117,7 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
 }
 
 /// The demo end to end, in-process: a private gpsd, the bundled capture, real fixes out.
-@Suite struct DemoTests {
+@Suite(.tags(.gpsd)) struct DemoTests {
     @Test func demoPrintsFixesFromTheBundledCapture() throws {
         let (code, output, error) = run(["demo", "--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"),
                                          "--speed", "1000", "--format", "jsonl", "--count", "5"])

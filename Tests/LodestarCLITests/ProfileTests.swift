@@ -110,8 +110,15 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(alwaysOn.exitRegime == .continuous)
     }
 
-    @Test func everyBuiltInStatesAStalenessBound() {
-        for profile in ProfileStore.builtIns { #expect(profile.stalenessBound > 0) }
+    /// In its own text: a built-in without the key would still parse, silently taking the default bound.
+    @Test func everyBuiltInStatesAStalenessBound() throws {
+        #expect(ProfileStore.builtIns.count == BuiltInProfiles.texts.count, "a built-in does not parse")
+        for (name, text) in BuiltInProfiles.texts {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            let bound = try #require(object["stalenessBound"] as? Double, "\(name) states no stalenessBound")
+            #expect(bound > 0, "\(name): stalenessBound \(bound)")
+            #expect(ProfileStore.builtIn(name)?.stalenessBound == bound, "\(name): the bound stated is not the one used")
+        }
     }
 }
 

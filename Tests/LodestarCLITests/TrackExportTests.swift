@@ -356,7 +356,7 @@ final class CountingSink: TextSink, @unchecked Sendable {
 
 /// `watch`'s loop end to end through the demo (a private gpsd fed a real capture): the document is complete
 /// however the watch ends.
-@Suite struct TrackExportEndToEndTests {
+@Suite(.tags(.gpsd)) struct TrackExportEndToEndTests {
     func capturePath(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/captures/\(name)").path

@@ -47,12 +47,6 @@ private struct HandMadeCapture {
     }
 }
 
-/// A repo capture (a raw NMEA log) imported with gpsd's offline decoder, as `lodestar replay` does.
-private func repoCapture(_ name: String) throws -> CaptureContents {
-    let path = Fixtures.captures.appendingPathComponent(name).path
-    return try CaptureReader.read(try RawLogImport.capture(path: path, raw: try Fixtures.bytes(name)))
-}
-
 /// Everything a manager says until it finishes.
 private func allUpdates(_ manager: LocationManager) async -> [LocationUpdate] {
     await allUpdates(manager.updates)
@@ -84,7 +78,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 }
 
-@Suite struct LocationManagerTests {
+@Suite(.tags(.gpsd)) struct LocationManagerTests {
     /// A manager made from a profile runs that profile's policy: the car's naps and pauses on a real drive,
     /// the same regime changes `replay --profile car` prints.
     @Test func aManagerFromAProfileRunsItsPolicy() async throws {
@@ -252,7 +246,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
 
     @Test func aRealDriveDeliversCleanLocations() async throws {
         let manager = LocationManager(
-            source: .replay(try repoCapture("garmin-geko201-regensburg-drive-26m.nmea"), speed: nil))
+            source: .replay(try importedCapture("garmin-geko201-regensburg-drive-26m.nmea"), speed: nil))
         manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
         let delivered = locations(await allUpdates(manager))
         #expect(delivered.count > 100)
@@ -263,7 +257,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 
     @Test func theStationaryCapturePausesWhenDriving() async throws {
-        let contents = try repoCapture("stationary-netherlands-20m.nmea")
+        let contents = try importedCapture("stationary-netherlands-20m.nmea")
         let manager = LocationManager(source: .replay(contents, speed: nil))
         manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
         let updates = await allUpdates(manager)
@@ -278,7 +272,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     /// (the replay drops its fixes), and the events are at least 500 m and 5 minutes apart.
     @Test func significantChangesOnARealDrive() async throws {
         let manager = LocationManager(
-            source: .replay(try repoCapture("garmin-drive-reno-tahoe-2h43m.nmea"), speed: nil))
+            source: .replay(try importedCapture("garmin-drive-reno-tahoe-2h43m.nmea"), speed: nil))
         manager.startMonitoringSignificantLocationChanges()
         let updates = await allUpdates(manager)
         let changes = events(updates).compactMap { event -> Location? in
@@ -294,7 +288,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 
     @Test func twoReplaysGiveTheSameUpdates() async throws {
-        let contents = try repoCapture("stationary-netherlands-20m.nmea")
+        let contents = try importedCapture("stationary-netherlands-20m.nmea")
         func replay() async -> [LocationUpdate] {
             let manager = LocationManager(source: .replay(contents, speed: nil), receiver: .ublox8)
             manager.startUpdatingLocation(UpdatesConfiguration(activityType: .fitness))

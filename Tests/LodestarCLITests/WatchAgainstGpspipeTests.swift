@@ -7,7 +7,7 @@ import Testing
 
 /// For every capture in the repo: a real gpsd replays it through a pty, and `lodestar watch` must print the
 /// same epochs and coordinates as `gpspipe -w` reading the same gpsd session.
-@Suite(.serialized) struct WatchAgainstGpspipeTests {
+@Suite(.serialized, .tags(.gpsd)) struct WatchAgainstGpspipeTests {
     @Test(arguments: Fixtures.captureNames)
     func watchPrintsWhatGpspipeSees(capture: String) throws {
         // Read-only (-b): gpsd skips its 2 s of probe writes when it opens the device; what it decodes is the same.

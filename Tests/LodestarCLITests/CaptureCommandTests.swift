@@ -46,7 +46,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     func importGivesOneFixPerEpochWithGpsdecodesCoordinates(capture: String) throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = Fixtures.captures.appendingPathComponent(capture).path
+        let log = Fixtures.path(capture)
         let imported = runCommand(["import", log, "-o", folder + "/capture.jsonl"])
         #expect(imported.code == 0, "\(imported.error)")
         let replayed = runCommand(["replay", folder + "/capture.jsonl", "--format", "jsonl"])
@@ -59,7 +59,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 
     @Test func importedCaptureTimesRecordsFromTheReceiversClock() throws {
         // The Reno drive logs at 0.5 Hz with a 13-minute gap: t follows the receiver's timestamps.
-        let log = Fixtures.captures.appendingPathComponent("garmin-drive-reno-tahoe-2h43m.nmea").path
+        let log = Fixtures.path("garmin-drive-reno-tahoe-2h43m.nmea")
         let contents = try CaptureReader.read(try RawLogImport.capture(path: log, raw: try Fixtures.bytes(
             "garmin-drive-reno-tahoe-2h43m.nmea")))
         var gaps: [Double] = []
@@ -76,7 +76,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     }
 
     @Test func gpsBabelLoadsEveryReplayedLocation() throws {
-        let log = Fixtures.captures.appendingPathComponent("munich-urban-stopgo-31m.nmea").path
+        let log = Fixtures.path("munich-urban-stopgo-31m.nmea")
         let jsonl = runCommand(["replay", log, "--format", "jsonl"])
         let gpx = runCommand(["replay", log, "--format", "gpx"])
         #expect(gpx.code == 0)
@@ -101,7 +101,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 }
 
 /// Through a real gpsd: the capture's raw bytes into a private gpsd and back through the live path.
-@Suite(.serialized) struct ReplayThroughGPSDTests {
+@Suite(.serialized, .tags(.gpsd)) struct ReplayThroughGPSDTests {
     @Test(arguments: [
         "gpsd-sirf2-haicom305n-walk.nmea", "gpsd-quectel-eg25g-moving.nmea", "gpsd-ublox-neo-m9n.nmea",
         "gpsd-unicore-um621-fixloss.nmea", "ublox-ubx-cartrip-15m.ubx", "garmin-geko201-regensburg-drive-26m.nmea",
@@ -109,7 +109,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     func throughGPSDGivesTheSameFixesAsStraightIntoThePipeline(capture: String) throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = Fixtures.captures.appendingPathComponent(capture).path
+        let log = Fixtures.path(capture)
         #expect(runCommand(["import", log, "-o", folder + "/c.jsonl"]).code == 0)
         let direct = runCommand(["replay", folder + "/c.jsonl", "--format", "jsonl"])
         let throughGPSD = runCommand(["replay", folder + "/c.jsonl", "--format", "jsonl", "--through-gpsd"])
@@ -128,7 +128,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 
 /// `record` against the test gpsd while `watch` watches it too; the recording must replay to what was
 /// printed live.
-@Suite(.serialized) struct RecordRoundTripTests {
+@Suite(.serialized, .tags(.gpsd)) struct RecordRoundTripTests {
     @Test(arguments: Fixtures.captureNames)
     func recordingReplaysToWhatWatchPrintedLive(capture: String) throws {
         var options = PrivateGPSD.Options()
@@ -191,7 +191,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
         #expect(result.error.contains("exists"))
         #expect(try String(contentsOfFile: folder + "/x", encoding: .utf8) == "keep me\n")
         let imported = runCommand([
-            "import", Fixtures.captures.appendingPathComponent("gpsd-mtk-mt3339.nmea").path, "-o", folder + "/x",
+            "import", Fixtures.path("gpsd-mtk-mt3339.nmea"), "-o", folder + "/x",
         ])
         #expect(imported.code == 73)
         #expect(imported.error.contains("--force"))
@@ -340,7 +340,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     }
 
     @Test func randomDamageNeverCrashesTheReader() throws {
-        let log = Fixtures.captures.appendingPathComponent("gpsd-quectel-eg25g-moving.nmea").path
+        let log = Fixtures.path("gpsd-quectel-eg25g-moving.nmea")
         let original = try RawLogImport.capture(path: log, raw: try Fixtures.bytes("gpsd-quectel-eg25g-moving.nmea"))
         #expect(survive(original))
         var random = SplitMix(state: 20_261_130)

@@ -7,36 +7,6 @@ import Lodestar
 import LodestarCLI
 import Testing
 
-/// Where the repo's captures are, found from this file so a fresh clone needs no set-up.
-enum Fixtures {
-    static let captures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/captures")
-
-    static var captureNames: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: captures.path)) ?? []
-        return names.filter { $0.hasSuffix(".nmea") || $0.hasSuffix(".ubx") }.sorted()
-    }
-
-    static func bytes(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: captures.appendingPathComponent(name)))
-    }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Polls `condition` until it holds or `timeout` seconds pass.
-func waitUntil(_ what: String, timeout: Double = 20, _ condition: () -> Bool) throws {
-    let deadline = monotonicSeconds() + timeout
-    while !condition() {
-        if monotonicSeconds() > deadline { throw TimedOut(what: what) }
-        usleep(10_000)
-    }
-}
-
 /// A stop flag for an in-process command.
 final class StopSwitch: @unchecked Sendable {
     private let lock = NSLock()
@@ -127,41 +97,5 @@ func samePositions(_ mine: [EpochPosition], _ theirs: [EpochPosition], _ what: S
             Issue.record("\(what): \(one) against \(other)")
             return
         }
-    }
-}
-
-/// A real gpsd on a free port with a pty as its receiver, for one test.
-final class GPSDTestBed {
-    let gpsd: PrivateGPSD
-    let terminal: PseudoTerminal
-
-    init(options: PrivateGPSD.Options = PrivateGPSD.Options()) throws {
-        gpsd = try PrivateGPSD(options: options)
-        terminal = try PseudoTerminal()
-        try gpsd.addDeviceAndWait(terminal)
-    }
-
-    var port: String { String(gpsd.port) }
-
-    func feed(_ bytes: [UInt8], speed: Double? = nil) -> CaptureFeeder.Outcome {
-        CaptureFeeder(speed: speed).feed(RawLogEpochs(bytes), to: terminal) { false }
-    }
-
-    /// `gpspipe -w` against this gpsd, its output in a file.
-    func startGpspipe() throws -> (ChildProcess, String) {
-        let output = NSTemporaryDirectory() + "lodestar-gpspipe-\(UUID().uuidString).jsonl"
-        guard let gpspipe = findExecutable("gpspipe") else { throw TimedOut(what: "gpspipe on PATH") }
-        let process = try ChildProcess(executable: gpspipe, arguments: ["-w", "127.0.0.1:\(port)"], standardOutput: output)
-        try waitUntil("gpspipe to watch") { text(output).contains("\"class\":\"WATCH\"") }
-        return (process, output)
-    }
-
-    func text(_ path: String) -> String {
-        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-    }
-
-    deinit {
-        gpsd.stop()
-        terminal.close()
     }
 }

@@ -3,6 +3,7 @@ import SystemInterface
 import Capture
 import Foundation
 import Lodestar
+import Testbed
 import Testing
 
 @testable import LodestarCLI
@@ -137,7 +138,7 @@ private func externalReferences(_ html: String) -> [String] {
 }
 
 /// The report in a real browser: Chromium from Debian (scripts/setup installs it), headless.
-@Suite struct EvaluationReportBrowserTests {
+@Suite(.tags(.browser)) struct EvaluationReportBrowserTests {
     static var chromium: String? {
         if let configured = ProcessInfo.processInfo.environment["LODESTAR_CHROMIUM"], !configured.isEmpty {
             return configured
@@ -182,7 +183,7 @@ private func externalReferences(_ html: String) -> [String] {
         let errors = MemorySink()
         let code = LodestarCommand.main(
             arguments: [
-                "replay", Fixtures.captures.appendingPathComponent("munich-urban-stopgo-31m.nmea").path, "--profile", "car",
+                "replay", Fixtures.path("munich-urban-stopgo-31m.nmea"), "--profile", "car",
                 "--evaluate", "--report", report,
             ],
             context: CommandContext(standardOutput: output, standardError: errors, shouldStop: { false }))

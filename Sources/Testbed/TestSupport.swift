@@ -1,0 +1,100 @@
+import SystemInterface
+import Capture
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// What several test targets share (like swift-nio's NIOTestUtils): the repository's captures, waiting for a
+// condition, a private gpsd with a pty as its receiver. Foundation-free, as the rest of Testbed, because
+// `lodestar demo` links this module.
+
+/// The repository's captures, found from this file's path so a fresh clone needs no set-up.
+public enum Fixtures {
+    /// Tests/Fixtures/captures of the checkout this file was compiled from.
+    public static let captures: String = {
+        var components = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        components.removeLast(3)  // TestSupport.swift, Testbed, Sources
+        return components.joined(separator: "/") + "/Tests/Fixtures/captures"
+    }()
+
+    /// The path of capture `name`.
+    public static func path(_ name: String) -> String { captures + "/" + name }
+
+    /// Every capture (NMEA and UBX logs), sorted.
+    public static var captureNames: [String] {
+        guard let directory = opendir(captures) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".nmea") || name.hasSuffix(".ubx") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    public static func bytes(_ name: String) throws -> [UInt8] {
+        try readWholeFile(path(name))
+    }
+}
+
+/// A capture of the repository (a raw NMEA or UBX log) imported with gpsd's offline decoder, as `lodestar replay`
+/// does, and read back.
+public func importedCapture(_ name: String) throws -> CaptureContents {
+    try CaptureReader.read(try RawLogImport.capture(path: Fixtures.path(name), raw: try Fixtures.bytes(name)))
+}
+
+public struct TimedOut: Error, CustomStringConvertible {
+    public var what: String
+    public init(what: String) { self.what = what }
+    public var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `condition` until it holds or `timeout` seconds pass.
+public func waitUntil(_ what: String, timeout: Double = 20, _ condition: () -> Bool) throws {
+    let deadline = monotonicSeconds() + timeout
+    while !condition() {
+        if monotonicSeconds() > deadline { throw TimedOut(what: what) }
+        usleep(10_000)
+    }
+}
+
+/// A real gpsd on a free port with a pty as its receiver, for one test.
+public final class GPSDTestBed {
+    public let gpsd: PrivateGPSD
+    public let terminal: PseudoTerminal
+
+    public init(options: PrivateGPSD.Options = PrivateGPSD.Options()) throws {
+        gpsd = try PrivateGPSD(options: options)
+        terminal = try PseudoTerminal()
+        try gpsd.addDeviceAndWait(terminal)
+    }
+
+    public var port: String { String(gpsd.port) }
+
+    public func feed(_ bytes: [UInt8], speed: Double? = nil) -> CaptureFeeder.Outcome {
+        CaptureFeeder(speed: speed).feed(RawLogEpochs(bytes), to: terminal) { false }
+    }
+
+    /// `gpspipe -w` against this gpsd, its output in a file.
+    public func startGpspipe() throws -> (ChildProcess, String) {
+        var template = Array("/tmp/lodestar-gpspipe-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { $0.baseAddress.map { mkstemp($0) } ?? -1 }
+        guard descriptor >= 0 else { throw SystemError("mkstemp", "/tmp/lodestar-gpspipe-XXXXXX") }
+        close(descriptor)
+        let output = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let gpspipe = findExecutable("gpspipe") else { throw TimedOut(what: "gpspipe on PATH") }
+        let process = try ChildProcess(executable: gpspipe, arguments: ["-w", "127.0.0.1:\(port)"], standardOutput: output)
+        try waitUntil("gpspipe to watch") { text(output).contains("\"class\":\"WATCH\"") }
+        return (process, output)
+    }
+
+    public func text(_ path: String) -> String {
+        readFile(path).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    deinit {
+        gpsd.stop()
+        terminal.close()
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import Testbed
+import Testing
+@testable import LodestarCLI
+
+/// `lodestar replay --evaluate --json` as a user runs it.
+@Suite struct EvaluateCommandTests {
+    @Test func evaluateJSONReproducesTheSameNumbersOnEveryRun() throws {
+        let drive = Fixtures.path("munich-urban-stopgo-31m.nmea")
+        func run() -> (Int32, String) {
+            let output = MemorySink()
+            let context = CommandContext(standardOutput: output, standardError: MemorySink(), shouldStop: { false })
+            let code = LodestarCommand.main(
+                arguments: ["replay", drive, "--profile", "car", "--evaluate", "--json"], context: context)
+            return (code, output.text)
+        }
+        let (code, first) = run()
+        #expect(code == 0)
+        #expect(run().1 == first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        for key in ["policy", "baselines", "oracle", "ratioToOracle", "ratioToBaselines", "pauses", "stalenessBound"] {
+            #expect(object[key] != nil, "no \(key) in \(first)")
+        }
+        let baselines = try #require(object["baselines"] as? [String: Any])
+        #expect(baselines["alwaysOn"] != nil && baselines["stopTimeout"] != nil)
+    }
+}

@@ -1,0 +1,45 @@
+import Testbed
+import Foundation
+import Testing
+
+/// gpsd killed and restarted under a running `lodestar watch`: the command keeps going, says what happened,
+/// and prints every fix the new gpsd reports.
+@Suite(.tags(.gpsd)) struct ReconnectTests {
+    @Test func watchSurvivesGpsdRestart() throws {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let first = try GPSDTestBed(options: options)
+        let port = first.gpsd.port
+        let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", String(port), "--format", "jsonl"])
+        try waitUntil("lodestar watch to watch") { watch.standardError.text.contains("watching gpsd") }
+        _ = first.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
+        try waitUntil("fixes before the restart") { watch.standardOutput.lines.count >= 20 }
+        first.gpsd.kill()
+        try waitUntil("the loss to be reported") { watch.standardError.text.contains("receiver lost") }
+        // The epoch pending at the loss is printed with it; everything after comes from the new gpsd.
+        let before = watch.standardOutput.lines.count
+        #expect(watch.status == nil, "watch ended when gpsd died")
+
+        options.port = port
+        let second = try GPSDTestBed(options: options)
+        try waitUntil("the reconnection") { watch.standardError.text.contains("receiver back") }
+        let (gpspipe, gpspipeOutput) = try second.startGpspipe()
+        defer {
+            gpspipe.terminate()
+            unlink(gpspipeOutput)
+        }
+        _ = second.feed(try Fixtures.bytes("gpsd-quectel-eg25g-moving.nmea"))
+        try second.gpsd.removeDevice(second.terminal.devicePath)
+        try waitUntil("gpspipe to see the device close") { second.text(gpspipeOutput).contains("\"activated\":0") }
+        try waitUntil("lodestar to see the device close") {
+            watch.standardError.text.contains("\(second.terminal.devicePath) closed")
+        }
+        #expect(watch.status == nil)
+        #expect(try watch.stop() == 0)
+
+        let afterRestart = try EpochPosition.fromLodestar(Array(watch.standardOutput.lines.dropFirst(before)))
+        let expected = EpochPosition.fromGpspipe(second.text(gpspipeOutput))
+        #expect(!expected.isEmpty)
+        #expect(afterRestart == expected)
+    }
+}

@@ -1,3 +1,5 @@
+import GPSD
+
 /// One command of `lodestar`, declared once: the parser accepts exactly its options and `--help` is generated
 /// from it, so the two cannot drift apart (swift-argument-parser's idea, by hand).
 struct CommandDeclaration: Sendable {
@@ -63,6 +65,10 @@ struct OptionDeclaration: Sendable {
     }
 
     var takesValue: Bool { valueName != nil }
+
+    /// Where `watch` and `record` find gpsd.
+    static let gpsdHost = value("host", "host", help: "gpsd's host", default: GPSDSession.defaultHost)
+    static let gpsdPort = value("port", "port", help: "gpsd's port", default: GPSDSession.defaultPort)
 }
 
 struct ArgumentDeclaration: Sendable {
@@ -77,6 +83,21 @@ struct ExitStatusDeclaration: Sendable {
     init(_ code: ExitCode, _ meaning: String) {
         self.code = code
         self.meaning = meaning
+    }
+}
+
+extension ExitStatusDeclaration {
+    static let usageError = ExitStatusDeclaration(.usage, "usage error")
+    static let outputNotWritten = ExitStatusDeclaration(.ioError, "the output could not be written")
+    static let profileNotValid = ExitStatusDeclaration(.config, "the profile is not valid")
+
+    /// Every code of `lists` once, in order, with the meaning the first list gives it (a command group's
+    /// statuses from its subcommands').
+    static func union(_ lists: [[ExitStatusDeclaration]]) -> [ExitStatusDeclaration] {
+        var seen: Set<Int32> = []
+        return lists.joined().filter { seen.insert($0.code.rawValue).inserted }.sorted {
+            $0.code.rawValue < $1.code.rawValue
+        }
     }
 }
 

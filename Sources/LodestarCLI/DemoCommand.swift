@@ -28,11 +28,11 @@ enum DemoCommand {
             ExitStatusDeclaration(
                 .success,
                 "done: --count, --duration, Ctrl-C, SIGTERM, the end of the capture, or the reader of the output went away"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(.noInput, "the --capture file is missing or cannot be read"),
             ExitStatusDeclaration(.unavailable, "gpsd is not installed or did not start, or the system gpsd went away"),
             ExitStatusDeclaration(.software, "the bundled capture is damaged in this build"),
-            ExitStatusDeclaration(.ioError, "the output could not be written"),
+            .outputNotWritten,
         ],
         run: { run($0, context: $1) })
 

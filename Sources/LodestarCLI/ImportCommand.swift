@@ -27,7 +27,7 @@ enum ImportCommand {
         ],
         exitStatuses: [
             ExitStatusDeclaration(.success, "done"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(
                 .dataError, "the log is empty, is already a capture, has no fix or cannot be decoded"),
             ExitStatusDeclaration(.noInput, "the log cannot be read"),

@@ -16,13 +16,8 @@ enum ProfilesCommand {
             $LODESTAR_PROFILE_DIR when set).
             """,
         subcommands: [listDeclaration, showDeclaration, validateDeclaration],
-        exitStatuses: [
-            ExitStatusDeclaration(.success, "ok"),
-            ExitStatusDeclaration(.usage, "usage error"),
-            ExitStatusDeclaration(.noInput, "no such profile or file"),
-            ExitStatusDeclaration(.ioError, "the output could not be written"),
-            ExitStatusDeclaration(.config, "the profile is not valid"),
-        ],
+        exitStatuses: ExitStatusDeclaration.union(
+            [showDeclaration, validateDeclaration, listDeclaration].map(\.exitStatuses)),
         run: { run($0, context: $1) })
 
     static var usage: String { declaration.help }
@@ -37,8 +32,8 @@ enum ProfilesCommand {
             """,
         exitStatuses: [
             ExitStatusDeclaration(.success, "ok"),
-            ExitStatusDeclaration(.usage, "usage error"),
-            ExitStatusDeclaration(.ioError, "the output could not be written"),
+            .usageError,
+            .outputNotWritten,
         ],
         run: { list($0, context: $1) })
 
@@ -57,10 +52,10 @@ enum ProfilesCommand {
         ],
         exitStatuses: [
             ExitStatusDeclaration(.success, "ok"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(.noInput, "no such profile or file"),
-            ExitStatusDeclaration(.ioError, "the output could not be written"),
-            ExitStatusDeclaration(.config, "the profile is not valid"),
+            .outputNotWritten,
+            .profileNotValid,
         ],
         run: { show($0, context: $1) })
 
@@ -76,10 +71,10 @@ enum ProfilesCommand {
         arguments: [ArgumentDeclaration(name: "file", help: "the profile file to check")],
         exitStatuses: [
             ExitStatusDeclaration(.success, "valid"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(.noInput, "the file cannot be read"),
-            ExitStatusDeclaration(.ioError, "the output could not be written"),
-            ExitStatusDeclaration(.config, "the profile is not valid"),
+            .outputNotWritten,
+            .profileNotValid,
         ],
         run: { validate($0, context: $1) })
 

@@ -21,8 +21,7 @@ enum RecordCommand {
             """,
         arguments: [ArgumentDeclaration(name: "file", help: "the capture to write")],
         options: [
-            .value("host", "host", help: "gpsd's host", default: GPSDSession.defaultHost),
-            .value("port", "port", help: "gpsd's port", default: GPSDSession.defaultPort),
+            .gpsdHost, .gpsdPort,
             .value("device", "path", help: "record only this device"),
             .flag(
                 "raw",
@@ -36,7 +35,7 @@ enum RecordCommand {
         ],
         exitStatuses: [
             ExitStatusDeclaration(.success, "done: --duration, Ctrl-C or SIGTERM"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(.unavailable, "gpsd not reachable at start"),
             ExitStatusDeclaration(.cannotCreate, "<file> exists (without --force) or cannot be created"),
             ExitStatusDeclaration(

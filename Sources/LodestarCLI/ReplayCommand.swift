@@ -121,14 +121,14 @@ enum ReplayCommand {
         exitStatuses: [
             ExitStatusDeclaration(
                 .success, "done: the end of the file, --count, Ctrl-C, SIGTERM, or the reader of the output went away"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(
                 .dataError,
                 "the file is not a usable capture or log (FILE:LINE: what is wrong; empty; no fix; unknown version)"),
             ExitStatusDeclaration(.noInput, "the file or the profile file cannot be read, or no profile has that name"),
             ExitStatusDeclaration(.unavailable, "gpsd or gpsdecode unavailable"),
             ExitStatusDeclaration(.ioError, "the output or the --report file could not be written"),
-            ExitStatusDeclaration(.config, "the profile is not valid"),
+            .profileNotValid,
         ],
         run: { run($0, context: $1) })
 

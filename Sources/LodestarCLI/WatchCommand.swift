@@ -17,16 +17,15 @@ enum WatchCommand {
             receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
             """,
         options: [
-            .value("host", "host", help: "gpsd's host", default: GPSDSession.defaultHost),
-            .value("port", "port", help: "gpsd's port", default: GPSDSession.defaultPort),
+            .gpsdHost, .gpsdPort,
             .value("device", "path", help: "watch only this device", default: "all of gpsd's devices"),
         ] + WatchOptions.declarations,
         exitStatuses: [
             ExitStatusDeclaration(
                 .success, "done: --count, --duration, Ctrl-C, SIGTERM, or the reader of the output went away"),
-            ExitStatusDeclaration(.usage, "usage error"),
+            .usageError,
             ExitStatusDeclaration(.unavailable, "gpsd not reachable at start"),
-            ExitStatusDeclaration(.ioError, "the output could not be written"),
+            .outputNotWritten,
         ],
         run: { run($0, context: $1) })
 

@@ -4,14 +4,14 @@ struct UsageError: Error {
 }
 
 /// Long options in swift-argument-parser's style, by hand: `--name value` or `--name=value`, flags without
-/// values, `--help` anywhere.
+/// values, a declared one-letter alias (`-o`) on its own, `--help` anywhere. Only declared options are
+/// accepted; with `--help` the requirements between options are not checked (the help answers them).
 struct ParsedArguments {
     private(set) var values: [String: String] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
 
-    /// `valued` are options that take a value; `flagNames` those that do not.
-    init(_ arguments: [String], valued: Set<String>, flagNames: Set<String> = []) throws(UsageError) {
+    init(_ arguments: [String], options: [OptionDeclaration]) throws(UsageError) {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -24,14 +24,20 @@ struct ParsedArguments {
                 flags.insert("help")
                 continue
             }
-            guard argument.hasPrefix("--") else { throw UsageError(message: "unknown option '\(argument)'") }
-            var name = String(argument.dropFirst(2))
+            var name: String
             var inlineValue: String?
-            if let equals = name.firstIndex(of: "=") {
-                inlineValue = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
+            if let short = options.first(where: { $0.shortName.map { "-\($0)" } == argument }) {
+                name = short.name
+            } else {
+                guard argument.hasPrefix("--") else { throw UsageError(message: "unknown option '\(argument)'") }
+                name = String(argument.dropFirst(2))
+                if let equals = name.firstIndex(of: "=") {
+                    inlineValue = String(name[name.index(after: equals)...])
+                    name = String(name[..<equals])
+                }
             }
-            if valued.contains(name) {
+            let option = options.first { $0.name == name }
+            if let option, option.takesValue {
                 if let inlineValue {
                     values[name] = inlineValue
                 } else if index < arguments.count {
@@ -40,13 +46,24 @@ struct ParsedArguments {
                 } else {
                     throw UsageError(message: "option '--\(name)' needs a value")
                 }
-            } else if flagNames.contains(name), inlineValue == nil {
+            } else if option != nil, inlineValue == nil {
                 flags.insert(name)
             } else {
                 throw UsageError(message: "unknown option '--\(name)'")
             }
         }
+        if wantsHelp { return }
+        for option in options where isGiven(option.name) {
+            if let required = option.requires, !isGiven(required) {
+                throw UsageError(message: "--\(option.name) needs --\(required)")
+            }
+            if let excluded = option.excludes, isGiven(excluded) {
+                throw UsageError(message: "--\(option.name) cannot be combined with --\(excluded)")
+            }
+        }
     }
+
+    private func isGiven(_ name: String) -> Bool { values[name] != nil || flags.contains(name) }
 
     var wantsHelp: Bool { flags.contains("help") }
 

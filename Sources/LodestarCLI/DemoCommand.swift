@@ -9,40 +9,50 @@ import Lodestar
 /// its device, replays a real capture into the pty at the capture's own pace (sped up), and runs `watch`
 /// against that gpsd. When the system gpsd already has a receiver, watches that instead.
 enum DemoCommand {
-    static let usage = """
-        USAGE: lodestar demo [--capture <file>] [--speed <factor>] [--format jsonl|text|gpx|geojson]
-                             [--count <n>] [--duration <seconds>]
+    static let declaration = CommandDeclaration(
+        path: ["demo"],
+        abstract: "replay a bundled real capture through a private gpsd and watch it (no receiver needed)",
+        discussion: """
+            Without --capture, first looks for a receiver on the system gpsd (localhost:2947) and watches it.
+            Otherwise starts a private gpsd (a free port, a pty as its device), replays a real receiver capture
+            into it at the capture's own pace times --speed, and prints what 'lodestar watch' prints.
+            The bundled capture is \(EmbeddedCapture.name) (18 min of a landing aircraft).
+            """,
+        options: [
+            .value("capture", "file", help: "a raw NMEA/UBX log to replay instead of the bundled one"),
+            .value(
+                "speed", "factor", help: "replay this many times faster than recorded",
+                default: String(Int(defaultSpeed))),
+        ] + WatchOptions.declarations,
+        exitStatuses: [
+            ExitStatusDeclaration(
+                .success,
+                "done: --count, --duration, Ctrl-C, SIGTERM, the end of the capture, or the reader of the output went away"),
+            .usageError,
+            ExitStatusDeclaration(.noInput, "the --capture file is missing or cannot be read"),
+            ExitStatusDeclaration(.unavailable, "gpsd is not installed or did not start, or the system gpsd went away"),
+            ExitStatusDeclaration(.software, "the bundled capture is damaged in this build"),
+            .outputNotWritten,
+        ],
+        run: { run($0, context: $1) })
 
-        Without --capture, first looks for a receiver on the system gpsd (localhost:2947) and watches it.
-        Otherwise starts a private gpsd (a free port, a pty as its device), replays a real receiver capture
-        into it at the capture's own pace times --speed, and prints what 'lodestar watch' prints.
-        The bundled capture is \(EmbeddedCapture.name) (18 min of a landing aircraft).
+    static var usage: String { declaration.help }
 
-        OPTIONS:
-          --capture <file>        a raw NMEA/UBX log to replay instead of the bundled one
-          --speed <factor>        replay this many times faster than recorded (default: 30)
-          --format <format>       jsonl, text, gpx or geojson, as for 'lodestar watch' (default: text)
-          --count <n>             stop after n fixes
-          --duration <seconds>    stop after this many seconds
-          -h, --help              show this help
-
-        EXIT STATUS: 0 done, 64 usage error, 66 capture file missing or unreadable,
-                     69 gpsd is not installed or did not start.
-        """
+    static let defaultSpeed: Double = 30
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         let options: WatchOptions
         let speed: Double
         let capturePath: String?
         do throws(UsageError) {
-            let parsed = try ParsedArguments(arguments, valued: ["capture", "speed", "format", "count", "duration"])
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success
             }
             if let extra = parsed.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
             options = try WatchOptions(parsed)
-            speed = try parsed.positiveNumber("speed") ?? 30
+            speed = try parsed.positiveNumber("speed") ?? defaultSpeed
             capturePath = parsed.string("capture")
         } catch {
             return LodestarCommand.usageFailure(error, usage: usage, context: context)

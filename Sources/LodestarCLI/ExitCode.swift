@@ -1,5 +1,6 @@
-/// sysexits(3) codes, as swift-argument-parser and gpsd's own tools use them. Documented in the README.
-public enum ExitCode: Int32, Sendable {
+/// sysexits(3) codes, as swift-argument-parser and gpsd's own tools use them. Documented in the README; each
+/// command declares which it returns and what they mean for it (`CommandDeclaration.exitStatuses`).
+public enum ExitCode: Int32, Sendable, CaseIterable {
     case success = 0
     /// EX_USAGE: unknown option, missing or malformed value.
     case usage = 64
@@ -17,4 +18,19 @@ public enum ExitCode: Int32, Sendable {
     case ioError = 74
     /// EX_CONFIG: a configuration (profile) error.
     case config = 78
+
+    /// What the code means for any command (`lodestar --help`).
+    var summary: String {
+        switch self {
+        case .success: "ok"
+        case .usage: "usage error: unknown option or subcommand, missing or bad value"
+        case .dataError: "bad data: a capture or raw log that cannot be used"
+        case .noInput: "missing input: a file or profile that does not exist or cannot be read"
+        case .unavailable: "gpsd (or gpsdecode) unavailable"
+        case .software: "internal error"
+        case .cannotCreate: "the output file exists (without --force) or cannot be created"
+        case .ioError: "the output could not be written"
+        case .config: "a profile that is not valid"
+        }
+    }
 }

@@ -9,33 +9,42 @@ import Glibc
 
 /// `lodestar import`: a raw receiver log into a capture file.
 enum ImportCommand {
-    static let usage = """
-        USAGE: lodestar import <log> -o <file> [--force]
+    static let declaration = CommandDeclaration(
+        path: ["import"],
+        abstract: "turn a raw NMEA/UBX log into a capture file",
+        discussion: """
+            Turns a raw NMEA or UBX log (gpsd's test logs, 'gpspipe -R' output, a logger's file) into a capture:
+            gpsd's offline decoder gpsdecode decodes it, each record is timed from the receiver's own timestamps
+            (a raw log has no timing of its own), and the log's bytes are kept per epoch so the capture can also
+            be fed to a real gpsd ('lodestar replay --through-gpsd'). The log's '#' header lines become the
+            capture's notes.
+            """,
+        arguments: [ArgumentDeclaration(name: "log", help: "the raw NMEA or UBX log to import")],
+        options: [
+            // `-o` is the short form everyone types.
+            .value("output", "file", short: "o", help: "the capture to write", isRequired: true),
+            .flag("force", help: "replace <file> if it exists"),
+        ],
+        exitStatuses: [
+            ExitStatusDeclaration(.success, "done"),
+            .usageError,
+            ExitStatusDeclaration(
+                .dataError, "the log is empty, is already a capture, has no fix or cannot be decoded"),
+            ExitStatusDeclaration(.noInput, "the log cannot be read"),
+            ExitStatusDeclaration(.unavailable, "gpsdecode is not installed"),
+            ExitStatusDeclaration(.cannotCreate, "<file> exists (without --force) or cannot be created"),
+            ExitStatusDeclaration(.ioError, "writing <file> failed"),
+        ],
+        run: { run($0, context: $1) })
 
-        Turns a raw NMEA or UBX log (gpsd's test logs, 'gpspipe -R' output, a logger's file) into a capture:
-        gpsd's offline decoder gpsdecode decodes it, each record is timed from the receiver's own timestamps
-        (a raw log has no timing of its own), and the log's bytes are kept per epoch so the capture can also
-        be fed to a real gpsd ('lodestar replay --through-gpsd'). The log's '#' header lines become the
-        capture's notes.
-
-        OPTIONS:
-          -o, --output <file>     the capture to write
-          --force                 replace <file> if it exists
-          -h, --help              show this help
-
-        EXIT STATUS: 0 done, 64 usage, 65 the log has no fix or cannot be decoded, 66 the log cannot be
-                     read, 69 gpsdecode not installed, 73 <file> exists (without --force) or cannot be
-                     created, 74 writing <file> failed.
-        """
+    static var usage: String { declaration.help }
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         let logPath: String
         let outputPath: String
         let force: Bool
         do throws(UsageError) {
-            // `-o` is the short form everyone types.
-            let normalised = arguments.map { $0 == "-o" ? "--output" : $0 }
-            let parsed = try ParsedArguments(normalised, valued: ["output"], flagNames: ["force"])
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success

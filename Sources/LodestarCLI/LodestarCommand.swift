@@ -3,58 +3,44 @@
 public enum LodestarCommand {
     public static let version = "0.1.0"
 
-    static let usage = """
-        USAGE: lodestar <subcommand> [options]
+    /// `lodestar` itself: its subcommands are what it dispatches to.
+    static let declaration = CommandDeclaration(
+        path: [],
+        abstract: "talk to a GPS receiver through gpsd",
+        discussion: "Lodestar talks to a GPS receiver through gpsd and prints what it hears.",
+        options: [.flag("version", help: "print the version")],
+        subcommands: [
+            WatchCommand.declaration, DemoCommand.declaration, RecordCommand.declaration,
+            ImportCommand.declaration, ReplayCommand.declaration, ProfilesCommand.declaration,
+        ],
+        exitStatuses: ExitCode.allCases.map { ExitStatusDeclaration($0, $0.summary) },
+        run: { run($0, context: $1) })
 
-        Lodestar talks to a GPS receiver through gpsd and prints what it hears.
-
-        SUBCOMMANDS:
-          watch       print every valid fix from gpsd as it arrives
-          demo        replay a bundled real capture through a private gpsd and watch it (no receiver needed)
-          record      record a gpsd session to a capture file
-          import      turn a raw NMEA/UBX log into a capture file
-          replay      replay a capture or raw log and print its locations
-          profiles    list, show and validate power-policy profiles (list|show <name>|validate <file>)
-
-        OPTIONS:
-          -h, --help  show this help ('lodestar <subcommand> --help' for a subcommand's)
-          --version   print the version
-
-        EXIT STATUS: 0 ok, 64 usage, 65 bad data, 66 missing input, 69 gpsd unavailable, 70 internal error,
-                     73 output file exists, 74 output error, 78 configuration error.
-        """
+    static var usage: String { declaration.help }
 
     /// Runs one command line (without the program name) and returns its exit status.
     public static func main(arguments: [String], context: CommandContext) -> Int32 {
+        run(arguments, context: context).rawValue
+    }
+
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         guard let subcommand = arguments.first else {
             _ = context.standardError.write(usage + "\n")
-            return ExitCode.usage.rawValue
+            return .usage
         }
-        let rest = Array(arguments.dropFirst())
-        let code: ExitCode
+        if let declared = declaration.subcommands.first(where: { $0.name == subcommand }) {
+            return declared.run(Array(arguments.dropFirst()), context)
+        }
         switch subcommand {
-        case "watch":
-            code = WatchCommand.run(rest, context: context)
-        case "demo":
-            code = DemoCommand.run(rest, context: context)
-        case "replay":
-            code = ReplayCommand.run(rest, context: context)
-        case "import":
-            code = ImportCommand.run(rest, context: context)
-        case "record":
-            code = RecordCommand.run(rest, context: context)
-        case "profiles":
-            code = ProfilesCommand.run(rest, context: context)
         case "-h", "--help", "help":
             _ = context.standardOutput.write(usage + "\n")
-            code = .success
+            return .success
         case "--version":
             _ = context.standardOutput.write("lodestar \(version)\n")
-            code = .success
+            return .success
         default:
-            code = usageFailure(UsageError(message: "unknown subcommand '\(subcommand)'"), usage: usage, context: context)
+            return usageFailure(UsageError(message: "unknown subcommand '\(subcommand)'"), usage: usage, context: context)
         }
-        return code.rawValue
     }
 
     static func usageFailure(_ error: UsageError, usage: String, context: CommandContext) -> ExitCode {

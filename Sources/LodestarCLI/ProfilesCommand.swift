@@ -6,66 +6,77 @@ import Lodestar
 
 /// `lodestar profiles list|show|validate`: the profiles `--profile` can name, and checking a profile file.
 enum ProfilesCommand {
-    static let usage = """
-        USAGE: lodestar profiles <subcommand> [options]
+    static let declaration = CommandDeclaration(
+        path: ["profiles"],
+        abstract: "list, show and validate power-policy profiles",
+        discussion: """
+            A profile names every knob of the power policy and of the receiver model (docs/profiles.md).
+            '--profile P' takes a built-in name (car, bike, walk, boat, asset, always-on), a file path (one that
+            contains '/' or ends in .json), or a name of a file P.json in /etc/lodestar/profiles (or in
+            $LODESTAR_PROFILE_DIR when set).
+            """,
+        subcommands: [listDeclaration, showDeclaration, validateDeclaration],
+        exitStatuses: ExitStatusDeclaration.union(
+            [showDeclaration, validateDeclaration, listDeclaration].map(\.exitStatuses)),
+        run: { run($0, context: $1) })
 
-        A profile names every knob of the power policy and of the receiver model (docs/profiles.md).
-        '--profile P' takes a built-in name (car, bike, walk, boat, asset, always-on), a file path (one that
-        contains '/' or ends in .json), or a name of a file P.json in /etc/lodestar/profiles (or in
-        $LODESTAR_PROFILE_DIR when set).
+    static var usage: String { declaration.help }
 
-        SUBCOMMANDS:
-          list              the built-in profiles and those in the profile directory, one line each
-          show <name>       print a complete profile file: every key, defaults written out, ready to edit
-          validate <file>   check a profile file and say everything wrong with it
+    static let listDeclaration = CommandDeclaration(
+        path: ["profiles", "list"],
+        abstract: "the built-in profiles and those in the profile directory, one line each",
+        discussion: """
+            Prints each profile's name and description: the built-ins, then the *.json files in
+            /etc/lodestar/profiles (or $LODESTAR_PROFILE_DIR). A file named like a built-in is shown but is only
+            used by its path: '--profile car' is always the built-in.
+            """,
+        exitStatuses: [
+            ExitStatusDeclaration(.success, "ok"),
+            .usageError,
+            .outputNotWritten,
+        ],
+        run: { list($0, context: $1) })
 
-        OPTIONS:
-          -h, --help        show this help ('lodestar profiles <subcommand> --help' for a subcommand's)
+    static let showDeclaration = CommandDeclaration(
+        path: ["profiles", "show"],
+        abstract: "print a complete profile file: every key, defaults written out, ready to edit",
+        discussion: """
+            Prints the profile <name> (a built-in, a name in the profile directory, or a file path) as a complete
+            JSON profile file: every key with its value, defaults written out, in a fixed order. Save it, edit it,
+            check it with 'lodestar profiles validate', use it with '--profile <file>':
 
-        EXIT STATUS: 0 ok, 64 usage, 66 no such profile or file, 78 the profile is not valid.
-        """
+              lodestar profiles show car > my-car.json
+            """,
+        arguments: [
+            ArgumentDeclaration(name: "name", help: "a built-in profile, a name in the profile directory, or a file")
+        ],
+        exitStatuses: [
+            ExitStatusDeclaration(.success, "ok"),
+            .usageError,
+            ExitStatusDeclaration(.noInput, "no such profile or file"),
+            .outputNotWritten,
+            .profileNotValid,
+        ],
+        run: { show($0, context: $1) })
 
-    static let listUsage = """
-        USAGE: lodestar profiles list
-
-        Prints each profile's name and description: the built-ins, then the *.json files in
-        /etc/lodestar/profiles (or $LODESTAR_PROFILE_DIR). A file named like a built-in is shown but is only
-        used by its path: '--profile car' is always the built-in.
-
-        OPTIONS:
-          -h, --help        show this help
-
-        EXIT STATUS: 0 ok, 64 usage.
-        """
-
-    static let showUsage = """
-        USAGE: lodestar profiles show <name>
-
-        Prints the profile <name> (a built-in, a name in the profile directory, or a file path) as a complete
-        JSON profile file: every key with its value, defaults written out, in a fixed order. Save it, edit it,
-        check it with 'lodestar profiles validate', use it with '--profile <file>':
-
-          lodestar profiles show car > my-car.json
-
-        OPTIONS:
-          -h, --help        show this help
-
-        EXIT STATUS: 0 ok, 64 usage, 66 no such profile or file, 78 the profile is not valid.
-        """
-
-    static let validateUsage = """
-        USAGE: lodestar profiles validate <file>
-
-        Checks a profile file completely: unknown keys, values of the wrong type, values out of range and
-        settings that cannot work together (deferral with a distance filter, say). Prints '<file>: valid',
-        or every problem on standard error as '<file>: key.path: what is wrong (allowed: ...)'. A name
-        without '/' that is not a file here is looked up as '--profile' would.
-
-        OPTIONS:
-          -h, --help        show this help
-
-        EXIT STATUS: 0 valid, 64 usage, 66 the file cannot be read, 78 the profile is not valid.
-        """
+    static let validateDeclaration = CommandDeclaration(
+        path: ["profiles", "validate"],
+        abstract: "check a profile file and say everything wrong with it",
+        discussion: """
+            Checks a profile file completely: unknown keys, values of the wrong type, values out of range and
+            settings that cannot work together (deferral with a distance filter, say). Prints '<file>: valid',
+            or every problem on standard error as '<file>: key.path: what is wrong (allowed: ...)'. A name
+            without '/' that is not a file here is looked up as '--profile' would.
+            """,
+        arguments: [ArgumentDeclaration(name: "file", help: "the profile file to check")],
+        exitStatuses: [
+            ExitStatusDeclaration(.success, "valid"),
+            .usageError,
+            ExitStatusDeclaration(.noInput, "the file cannot be read"),
+            .outputNotWritten,
+            .profileNotValid,
+        ],
+        run: { validate($0, context: $1) })
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         guard let subcommand = arguments.first else {
@@ -73,11 +84,10 @@ enum ProfilesCommand {
                 UsageError(message: "profiles needs a subcommand: list, show or validate"), usage: usage,
                 context: context)
         }
-        let rest = Array(arguments.dropFirst())
+        if let declared = declaration.subcommands.first(where: { $0.name == subcommand }) {
+            return declared.run(Array(arguments.dropFirst()), context)
+        }
         switch subcommand {
-        case "list": return list(rest, context: context)
-        case "show": return show(rest, context: context)
-        case "validate": return validate(rest, context: context)
         case "-h", "--help", "help":
             _ = context.standardOutput.write(usage + "\n")
             return .success
@@ -89,10 +99,12 @@ enum ProfilesCommand {
 
     /// The single positional of `show` and `validate`, or nil after answering --help or a usage error.
     private static func operand(
-        _ arguments: [String], usage: String, what: String, context: CommandContext, code: inout ExitCode
+        _ arguments: [String], declaration: CommandDeclaration, what: String, context: CommandContext,
+        code: inout ExitCode
     ) -> String? {
+        let usage = declaration.help
         do throws(UsageError) {
-            let parsed = try ParsedArguments(arguments, valued: [])
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 code = .success
@@ -110,14 +122,14 @@ enum ProfilesCommand {
 
     static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
         do throws(UsageError) {
-            let parsed = try ParsedArguments(arguments, valued: [])
+            let parsed = try listDeclaration.parse(arguments)
             if parsed.wantsHelp {
-                _ = context.standardOutput.write(listUsage + "\n")
+                _ = context.standardOutput.write(listDeclaration.help + "\n")
                 return .success
             }
             guard parsed.positionals.isEmpty else { throw UsageError(message: "list takes no arguments") }
         } catch {
-            return LodestarCommand.usageFailure(error, usage: listUsage, context: context)
+            return LodestarCommand.usageFailure(error, usage: listDeclaration.help, context: context)
         }
         let listings = ProfileStore.system.list()
         let width = listings.map(\.name.count).max() ?? 0
@@ -136,7 +148,7 @@ enum ProfilesCommand {
         var code = ExitCode.success
         guard
             let name = operand(
-                arguments, usage: showUsage, what: "a profile name or file", context: context, code: &code)
+                arguments, declaration: showDeclaration, what: "a profile name or file", context: context, code: &code)
         else { return code }
         switch ProfileInput.load(name, command: "profiles show", context: context) {
         case .success(let profile):
@@ -148,7 +160,7 @@ enum ProfilesCommand {
 
     static func validate(_ arguments: [String], context: CommandContext) -> ExitCode {
         var code = ExitCode.success
-        guard let file = operand(arguments, usage: validateUsage, what: "a profile file", context: context, code: &code)
+        guard let file = operand(arguments, declaration: validateDeclaration, what: "a profile file", context: context, code: &code)
         else { return code }
         // A bare name that is a file here is that file ('validate car.json' and 'validate mine' alike).
         let isFile = access(file, F_OK) == 0

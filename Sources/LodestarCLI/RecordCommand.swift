@@ -11,29 +11,40 @@ import Glibc
 
 /// `lodestar record`: a live gpsd session into a capture file.
 enum RecordCommand {
-    static let usage = """
-        USAGE: lodestar record <file> [--host <host>] [--port <port>] [--device <path>] [--raw]
-                               [--duration <seconds>] [--note <text>] [--force]
+    static let declaration = CommandDeclaration(
+        path: ["record"],
+        abstract: "record a gpsd session to a capture file",
+        discussion: """
+            Records everything gpsd reports, verbatim, into a capture file (docs/capture-format.md) until Ctrl-C,
+            SIGTERM or --duration. Each line is complete when written and the file is fsynced every 5 s and at
+            the end, so a power cut loses at most the last few seconds. Keeps recording across gpsd restarts.
+            """,
+        arguments: [ArgumentDeclaration(name: "file", help: "the capture to write")],
+        options: [
+            .gpsdHost, .gpsdPort,
+            .value("device", "path", help: "record only this device"),
+            .flag(
+                "raw",
+                help: """
+                    also keep the receiver's own bytes (a second watch, "raw":2), so the capture can be fed to a \
+                    real gpsd ('lodestar replay --through-gpsd')
+                    """),
+            .value("duration", "seconds", help: "stop after this many seconds"),
+            .value("note", "text", help: "a note kept in the capture's header"),
+            .flag("force", help: "replace <file> if it exists"),
+        ],
+        exitStatuses: [
+            ExitStatusDeclaration(.success, "done: --duration, Ctrl-C or SIGTERM"),
+            .usageError,
+            ExitStatusDeclaration(.unavailable, "gpsd not reachable at start"),
+            ExitStatusDeclaration(.cannotCreate, "<file> exists (without --force) or cannot be created"),
+            ExitStatusDeclaration(
+                .ioError,
+                "writing failed (disk full, I/O error): every line before the failure stays in the file and replays"),
+        ],
+        run: { run($0, context: $1) })
 
-        Records everything gpsd reports, verbatim, into a capture file (docs/capture-format.md) until Ctrl-C,
-        SIGTERM or --duration. Each line is complete when written and the file is fsynced every 5 s and at
-        the end, so a power cut loses at most the last few seconds. Keeps recording across gpsd restarts.
-
-        OPTIONS:
-          --host <host>           gpsd's host (default: localhost)
-          --port <port>           gpsd's port (default: 2947)
-          --device <path>         record only this device
-          --raw                   also keep the receiver's own bytes (a second watch, "raw":2), so the capture
-                                  can be fed to a real gpsd ('lodestar replay --through-gpsd')
-          --duration <seconds>    stop after this many seconds
-          --note <text>           a note kept in the capture's header
-          --force                 replace <file> if it exists
-          -h, --help              show this help
-
-        EXIT STATUS: 0 done, 64 usage, 69 gpsd not reachable at start, 73 <file> exists (without --force) or
-                     cannot be created, 74 writing failed (disk full, I/O error): every line before the
-                     failure stays in the file and replays.
-        """
+    static var usage: String { declaration.help }
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         var options: CaptureRecorder.Options
@@ -43,8 +54,7 @@ enum RecordCommand {
         let raw: Bool
         let duration: Double?
         do throws(UsageError) {
-            let parsed = try ParsedArguments(
-                arguments, valued: ["host", "port", "device", "duration", "note"], flagNames: ["raw", "force"])
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success

@@ -70,32 +70,69 @@ enum CaptureInput {
 
 /// `lodestar replay`: a capture (or raw log) back through the pipeline, as `watch` would have printed it.
 enum ReplayCommand {
-    static let usage = """
-        USAGE: lodestar replay <file> [--speed <n>|max] [--format jsonl|text|gpx|geojson] [--through-gpsd] [--count <n>]
-                               [--profile <name|file> [--evaluate [--json] [--report <file.html>]]]
+    static let declaration = CommandDeclaration(
+        path: ["replay"],
+        abstract: "replay a capture or raw log and print its locations",
+        discussion: """
+            Replays a capture (from 'lodestar record' or 'lodestar import') or a raw NMEA/UBX log (imported on
+            the fly with gpsd's gpsdecode) and prints what 'lodestar watch' printed, one location per receiver
+            epoch. The capture's gpsd reports are decoded by libgps as live ones are, on a virtual clock.
+            """,
+        arguments: [ArgumentDeclaration(name: "file", help: "a capture, or a raw NMEA/UBX log")],
+        options: [
+            .value(
+                "speed", "n|max",
+                help: "n times real time, or max: as fast as possible (paces the replay without --profile)",
+                default: "max"),
+            .value(
+                "format", "format", choices: LocationFormat.allCases.map(\.rawValue),
+                help: "jsonl, text, gpx or geojson, as for watch", default: LocationFormat.text.rawValue),
+            .flag(
+                "through-gpsd",
+                help: """
+                    write the capture's raw receiver bytes into a private gpsd through a pty, paced by t and \
+                    --speed, and read the fixes back through the live path
+                    """),
+            .value("count", "n", help: "stop after n locations"),
+            .value(
+                "profile", "name|file",
+                help: """
+                    run the power policy of this profile (a built-in name, a file, or a name in \
+                    /etc/lodestar/profiles) with the receiver simulated: while the policy has it down its fixes \
+                    do not exist, and after a wake the first fix comes after the receiver model's time to first \
+                    fix. jsonl then also prints {"type":"regime",...} and {"type":"event",...} lines, in time \
+                    order; text prints them as '#' lines. Deterministic: the same input, the same bytes
+                    """,
+                excludes: "through-gpsd"),
+            .flag(
+                "evaluate",
+                help: """
+                    instead of the locations, print how good the profile is on this capture: energy, staleness, \
+                    track error, pauses and resumes, next to the always-on, interval and stop-timeout baselines \
+                    and the oracle, as a table
+                    """,
+                requires: "profile"),
+            .flag("json", help: "print the evaluation as one JSON object with every figure", requires: "evaluate"),
+            .value(
+                "report", "file.html",
+                help: "also write the evaluation as one self-contained HTML file (map, timeline, figures)",
+                requires: "evaluate"),
+        ],
+        exitStatuses: [
+            ExitStatusDeclaration(
+                .success, "done: the end of the file, --count, Ctrl-C, SIGTERM, or the reader of the output went away"),
+            .usageError,
+            ExitStatusDeclaration(
+                .dataError,
+                "the file is not a usable capture or log (FILE:LINE: what is wrong; empty; no fix; unknown version)"),
+            ExitStatusDeclaration(.noInput, "the file or the profile file cannot be read, or no profile has that name"),
+            ExitStatusDeclaration(.unavailable, "gpsd or gpsdecode unavailable"),
+            ExitStatusDeclaration(.ioError, "the output or the --report file could not be written"),
+            .profileNotValid,
+        ],
+        run: { run($0, context: $1) })
 
-        Replays a capture (from 'lodestar record' or 'lodestar import') or a raw NMEA/UBX log (imported on
-        the fly with gpsd's gpsdecode) and prints what 'lodestar watch' printed, one location per receiver
-        epoch. The capture's gpsd reports are decoded by libgps as live ones are, on a virtual clock.
-
-        OPTIONS:
-          --speed <n>|max         n times real time, or max: as fast as possible (default: max)
-          --format <format>       jsonl, text, gpx or geojson, as for watch (default: text)
-          --through-gpsd          write the capture's raw receiver bytes into a private gpsd through a pty,
-                                  paced by t and --speed, and read the fixes back through the live path
-          --count <n>             stop after n locations
-          --profile <name|file>   run the power policy of this profile (a built-in name, a file, or a name in
-                                  /etc/lodestar/profiles) with the receiver simulated: while the policy has
-                                  it down its fixes do not exist, and after a wake the first fix comes after
-                                  the receiver model's time to first fix. jsonl then also prints
-                                  {"type":"regime",...} and {"type":"event",...} lines, in time order; text
-                                  prints them as '#' lines. Deterministic: the same input, the same bytes.
-          -h, --help              show this help
-
-        EXIT STATUS: 0 done, 64 usage, 65 the file is not a usable capture or log (FILE:LINE: what is
-                     wrong; empty; no fix; unknown version), 66 the file cannot be read, 69 gpsd or
-                     gpsdecode unavailable, 74 output could not be written, 78 the profile is not valid.
-        """
+    static var usage: String { declaration.help }
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         let path: String
@@ -108,9 +145,7 @@ enum ReplayCommand {
         let evaluationJSON: Bool
         let reportPath: String?
         do throws(UsageError) {
-            let parsed = try ParsedArguments(
-                arguments, valued: ["speed", "format", "count", "profile", "report"],
-                flagNames: ["through-gpsd", "evaluate", "json"])
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success
@@ -125,16 +160,9 @@ enum ReplayCommand {
             count = try parsed.positiveInteger("count")
             throughGPSD = parsed.flags.contains("through-gpsd")
             profileName = parsed.string("profile")
-            if profileName != nil, throughGPSD {
-                throw UsageError(message: "--profile simulates the receiver and cannot be combined with --through-gpsd")
-            }
             evaluate = parsed.flags.contains("evaluate")
             evaluationJSON = parsed.flags.contains("json")
             reportPath = parsed.string("report")
-            if evaluate, profileName == nil { throw UsageError(message: "--evaluate needs --profile") }
-            if !evaluate, evaluationJSON || reportPath != nil {
-                throw UsageError(message: "--json and --report go with --evaluate")
-            }
             if parsed.string("speed") == "max" {
                 speed = nil
             } else {

@@ -9,36 +9,33 @@ import Glibc
 
 /// `lodestar watch`: every valid fix gpsd reports, as it arrives.
 enum WatchCommand {
-    static let usage = """
-        USAGE: lodestar watch [--host <host>] [--port <port>] [--device <path>]
-                              [--format jsonl|text|gpx|geojson] [--count <n>] [--duration <seconds>]
+    static let declaration = CommandDeclaration(
+        path: ["watch"],
+        abstract: "print every valid fix from gpsd as it arrives",
+        discussion: """
+            Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
+            receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
+            """,
+        options: [
+            .gpsdHost, .gpsdPort,
+            .value("device", "path", help: "watch only this device", default: "all of gpsd's devices"),
+        ] + WatchOptions.declarations,
+        exitStatuses: [
+            ExitStatusDeclaration(
+                .success, "done: --count, --duration, Ctrl-C, SIGTERM, or the reader of the output went away"),
+            .usageError,
+            ExitStatusDeclaration(.unavailable, "gpsd not reachable at start"),
+            .outputNotWritten,
+        ],
+        run: { run($0, context: $1) })
 
-        Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
-        receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
-
-        OPTIONS:
-          --host <host>           gpsd's host (default: localhost)
-          --port <port>           gpsd's port (default: 2947)
-          --device <path>         watch only this device (default: all of gpsd's devices)
-          --format <format>       jsonl: one JSON object per line; text: aligned columns (default);
-                                  gpx: a GPX 1.1 track; geojson: a GeoJSON FeatureCollection. gpx and
-                                  geojson are complete once watch ends (a new track segment after the
-                                  receiver is lost or a gap of more than 10 s between fixes)
-          --count <n>             stop after n fixes
-          --duration <seconds>    stop after this many seconds
-          -h, --help              show this help
-
-        EXIT STATUS: 0 done (count, duration, Ctrl-C or SIGTERM), 64 usage error,
-                     69 gpsd not reachable at start, 74 output could not be written.
-        """
-
-    static let valuedOptions: Set<String> = ["host", "port", "device", "format", "count", "duration"]
+    static var usage: String { declaration.help }
 
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         let options: WatchOptions
         let source: LiveReportSource
         do throws(UsageError) {
-            let parsed = try ParsedArguments(arguments, valued: valuedOptions)
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
                 _ = context.standardOutput.write(usage + "\n")
                 return .success
@@ -59,6 +56,20 @@ enum WatchCommand {
 }
 
 struct WatchOptions {
+    /// The options `watch` and `demo` share.
+    static let declarations: [OptionDeclaration] = [
+        .value(
+            "format", "format", choices: LocationFormat.allCases.map(\.rawValue),
+            help: """
+                jsonl: one JSON object per line; text: aligned columns; gpx: a GPX 1.1 track; geojson: a GeoJSON \
+                FeatureCollection. gpx and geojson are complete once the command ends (a new track segment after \
+                the receiver is lost or a gap of more than 10 s between fixes)
+                """,
+            default: LocationFormat.text.rawValue),
+        .value("count", "n", help: "stop after n fixes"),
+        .value("duration", "seconds", help: "stop after this many seconds"),
+    ]
+
     var format: LocationFormat
     var count: Int?
     var duration: Double?

@@ -1,0 +1,246 @@
+import Foundation
+import Testbed
+import Testing
+
+@testable import LodestarCLI
+
+/// Every command the dispatcher runs, depth first, `profiles`' subcommands included, `lodestar` itself not.
+private func allCommands(_ parent: CommandDeclaration = LodestarCommand.declaration) -> [CommandDeclaration] {
+    parent.subcommands.flatMap { [$0] + allCommands($0) }
+}
+
+/// The paths of all commands (`["profiles", "show"]`), `lodestar` itself first (`[]`).
+private let commandPaths = [[String]()] + allCommands().map(\.path)
+
+/// What `lodestar PATH --help` prints.
+private func helpText(_ path: [String]) -> String {
+    run(path + ["--help"]).1
+}
+
+/// The lines of one section (`OPTIONS:`) of a help text, without its heading.
+private func section(_ name: String, of help: String) -> [String] {
+    let lines = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let start = lines.firstIndex(of: name + ":") else { return [] }
+    return Array(lines[(start + 1)...].prefix { !$0.isEmpty })
+}
+
+/// An option as the help shows it in OPTIONS: its spellings (`-o`, `--output`) and whether it takes a value.
+private struct DocumentedOption: Hashable {
+    var spellings: [String]
+    var takesValue: Bool
+    var long: String { spellings.last ?? "" }
+}
+
+/// The options a help text describes, read from the first column of its OPTIONS section.
+private func documentedOptions(_ help: String) -> [DocumentedOption] {
+    section("OPTIONS", of: help).compactMap { line in
+        guard line.hasPrefix("  -") else { return nil }
+        let label = line.dropFirst(2).components(separatedBy: "  ")[0]
+        let words = label.components(separatedBy: " ")
+        return DocumentedOption(
+            spellings: words.filter { $0.hasPrefix("-") }.map { $0.trimmingCharacters(in: [","]) },
+            takesValue: words.contains { $0.hasPrefix("<") })
+    }
+}
+
+/// The codes in a help text's EXIT STATUS section.
+private func documentedCodes(_ help: String) -> Set<Int32> {
+    Set(section("EXIT STATUS", of: help).compactMap { line in
+        line.hasPrefix("  ") ? Int32(line.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }) : nil
+    })
+}
+
+private func fixture(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/captures/\(name)").path
+}
+
+/// A standard output whose every write fails (a full disk).
+private final class FailingSink: TextSink {
+    func write(_ text: String) -> WriteOutcome { .failed(errno: EIO) }
+}
+
+private func runFailingOutput(_ arguments: [String]) -> Int32 {
+    LodestarCommand.main(
+        arguments: arguments,
+        context: CommandContext(standardOutput: FailingSink(), standardError: MemorySink(), shouldStop: { false }))
+}
+
+@Suite struct GeneratedHelpTests {
+    @Test func everyCommandIsWalked() {
+        #expect(
+            Set(commandPaths.map { $0.joined(separator: " ") }) == [
+                "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
+                "profiles validate",
+            ])
+    }
+
+    /// Every option the parser accepts (the declared ones, plus -h/--help) is described in OPTIONS and appears
+    /// in the USAGE line.
+    @Test(arguments: allCommands().map(\.path))
+    func everyAcceptedOptionIsInTheHelp(path: [String]) throws {
+        let declaration = try #require(allCommands().first { $0.path == path })
+        let help = helpText(path)
+        let documented = documentedOptions(help)
+        let usage = help.components(separatedBy: "\n\n")[0]
+        for option in declaration.options {
+            let described = documented.first { $0.long == "--\(option.name)" }
+            #expect(described != nil, "\(path): --\(option.name) is accepted but not in OPTIONS")
+            #expect(described?.takesValue == option.takesValue, "\(path): --\(option.name) value")
+            let spelling = option.shortName.map { "-\($0)" } ?? "--\(option.name)"
+            #expect(usage.contains(spelling), "\(path): \(spelling) is not in the USAGE line")
+        }
+        #expect(documented.contains { $0.spellings == ["-h", "--help"] })
+    }
+
+    /// Black box: each option the help describes, given with a plausible value, is not refused as unknown
+    /// (--help after it answers before any value is checked or anything runs).
+    @Test(arguments: commandPaths)
+    func everyOptionInTheHelpIsAccepted(path: [String]) {
+        let help = helpText(path)
+        let options = documentedOptions(help)
+        #expect(!options.isEmpty)
+        for option in options where option.long != "--help" && option.long != "--version" {
+            for spelling in option.spellings {
+                let arguments = path + [spelling] + (option.takesValue ? ["1"] : []) + ["--help"]
+                let (code, output, error) = run(arguments)
+                #expect(code == 0, "\(arguments): \(error)")
+                #expect(output == help)
+            }
+            // A flag takes no value, and a valued option takes one with '='.
+            let (code, _, error) = run(path + [option.long + "=1", "--help"])
+            #expect(option.takesValue ? code == 0 : code == 64, "\(option.long)=1: \(error)")
+        }
+        if path.isEmpty { #expect(run(["--version"]).0 == 0) }
+    }
+
+    /// Black box the other way round: any option some command knows, tried on a command whose help does not
+    /// describe it, is refused as unknown (exit 64, naming it).
+    @Test(arguments: allCommands().filter(\.subcommands.isEmpty).map(\.path))
+    func anOptionNotInTheHelpIsRefused(path: [String]) {
+        let everyName = Set(commandPaths.flatMap { documentedOptions(helpText($0)).flatMap(\.spellings) })
+            .union(["--verbose", "--output", "--quiet", "--config", "--version", "-o", "-v"])
+        let described = Set(documentedOptions(helpText(path)).flatMap(\.spellings))
+        for name in everyName.subtracting(described).sorted() {
+            let (code, output, error) = run(path + [name, "1", "--help"])
+            #expect(code == 64, "\(path) accepts \(name) without describing it")
+            #expect(output.isEmpty)
+            #expect(error.contains("unknown option '\(name)'"), "\(error)")
+        }
+    }
+
+    /// The requirements the table states are enforced and described.
+    @Test func requirementsAreEnforced() {
+        let capture = fixture("gpsd-mtk-mt3339.nmea")
+        for (arguments, message) in [
+            (["replay", capture, "--json"], "--json needs --evaluate"),
+            (["replay", capture, "--report", "x.html"], "--report needs --evaluate"),
+            (["replay", capture, "--evaluate"], "--evaluate needs --profile"),
+            (["replay", capture, "--profile", "car", "--through-gpsd"], "--profile cannot be combined with --through-gpsd"),
+        ] {
+            let (code, _, error) = run(arguments)
+            #expect(code == 64)
+            #expect(error.contains(message), "\(error)")
+        }
+        let help = helpText(["replay"])
+        #expect(help.contains("[--profile <name|file> [--evaluate [--json] [--report <file.html>]]]"))
+        #expect(help.contains("(needs --evaluate)"))
+    }
+
+    @Test(arguments: commandPaths)
+    func helpIsWrappedAtItsWidth(path: [String]) {
+        for line in helpText(path).split(separator: "\n") {
+            #expect(line.count <= CommandDeclaration.helpWidth, "\(line)")
+        }
+    }
+
+    /// Every status a command declares is in its help, and `lodestar --help` lists every code there is.
+    @Test(arguments: commandPaths)
+    func declaredExitStatusesAreDocumented(path: [String]) throws {
+        let declaration =
+            path.isEmpty ? LodestarCommand.declaration : try #require(allCommands().first { $0.path == path })
+        let documented = documentedCodes(helpText(path))
+        #expect(documented == Set(declaration.exitStatuses.map(\.code.rawValue)))
+        #expect(documented.isSuperset(of: [0, 64]))
+        for subcommand in declaration.subcommands {
+            #expect(documented.isSuperset(of: documentedCodes(helpText(subcommand.path))), "\(subcommand.path)")
+        }
+        if path.isEmpty { #expect(documented == Set(ExitCode.allCases.map(\.rawValue))) }
+    }
+
+    /// The statuses each command returns in the cases that can be brought about in-process are among those
+    /// its help documents. (Not reached here: gpsd going away mid-run, demo's damaged bundled capture,
+    /// a missing gpsdecode.)
+    @Test func returnedExitStatusesAreDocumented() throws {
+        let folder = NSTemporaryDirectory() + "lodestar-help-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let empty = folder + "/empty.nmea"
+        let existing = folder + "/existing.capture"
+        let invalidProfile = folder + "/invalid.json"
+        try Data().write(to: URL(fileURLWithPath: empty))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: existing))
+        try Data(#"{"name":"x","policy":{"nonsense":1}}"#.utf8).write(to: URL(fileURLWithPath: invalidProfile))
+        let capture = fixture("gpsd-mtk-mt3339.nmea")
+        let closedPort = String(try freeLoopbackPort())
+
+        var cases: [(arguments: [String], code: Int32, failingOutput: Bool)] = [
+            (["watch", "--bogus"], 64, false),
+            (["watch", "--host", "127.0.0.1", "--port", closedPort], 69, false),
+            (["demo", "--bogus"], 64, false),
+            (["demo", "--capture", folder + "/missing.nmea"], 66, false),
+            (["record", "--bogus"], 64, false),
+            (["record", existing], 73, false),
+            (["record", folder + "/new.capture", "--host", "127.0.0.1", "--port", closedPort], 69, false),
+            (["import", "--bogus"], 64, false),
+            (["import", capture], 64, false),
+            (["import", folder + "/missing.nmea", "-o", folder + "/out"], 66, false),
+            (["import", empty, "-o", folder + "/out"], 65, false),
+            (["import", capture, "-o", existing], 73, false),
+            (["import", capture, "-o", "/dev/full", "--force"], 74, false),
+            (["import", capture, "-o", folder + "/imported.capture"], 0, false),
+            (["replay", "--bogus"], 64, false),
+            (["replay", folder + "/missing.nmea"], 66, false),
+            (["replay", empty], 65, false),
+            (["replay", capture, "--profile", invalidProfile], 78, false),
+            (["replay", capture, "--profile", "no-such-profile"], 66, false),
+            (["replay", capture, "--format", "jsonl"], 74, true),
+            (["replay", capture, "--profile", "car", "--evaluate", "--report", "/dev/full"], 74, false),
+            (["replay", capture, "--count", "1"], 0, false),
+            (["profiles"], 64, false),
+            (["profiles", "list", "extra"], 64, false),
+            (["profiles", "list"], 74, true),
+            (["profiles", "list"], 0, false),
+            (["profiles", "show"], 64, false),
+            (["profiles", "show", "no-such-profile"], 66, false),
+            (["profiles", "show", invalidProfile], 78, false),
+            (["profiles", "show", "car"], 74, true),
+            (["profiles", "validate", folder + "/missing.json"], 66, false),
+            (["profiles", "validate", invalidProfile], 78, false),
+            (["profiles", "validate", "car"], 74, true),
+        ]
+        cases += commandPaths.map { ($0 + ["--help"], 0, false) }
+        for (arguments, expected, failingOutput) in cases {
+            let code = failingOutput ? runFailingOutput(arguments) : run(arguments).0
+            #expect(code == expected, "\(arguments)")
+            // The command's own help, and the profiles group's for its subcommands.
+            let path = commandPaths.filter { arguments.starts(with: $0) }.max { $0.count < $1.count } ?? []
+            #expect(documentedCodes(helpText(path)).contains(code), "\(arguments) returned \(code), not in its help")
+            if path.count == 2 { #expect(documentedCodes(helpText(["profiles"])).contains(code)) }
+        }
+    }
+
+    /// The help texts README.md shows are the generated ones.
+    @Test func readmeShowsTheGeneratedHelp() throws {
+        let readmePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md").path
+        let readme = try String(contentsOfFile: readmePath, encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```\n").filter { $0.hasPrefix("USAGE: lodestar") }
+        #expect(!blocks.isEmpty)
+        for block in blocks {
+            let path = commandPaths.filter { block.hasPrefix("USAGE: " + (["lodestar"] + $0).joined(separator: " ")) }
+                .max { $0.count < $1.count } ?? []
+            #expect(helpText(path).hasPrefix(block), "README's block differs from 'lodestar \(path) --help':\n\(block)")
+        }
+    }
+}

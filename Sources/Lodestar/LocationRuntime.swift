@@ -8,17 +8,14 @@ import Policy
 final class LocationRuntime {
     private let core: ManagerCore
     private let source: any RuntimeSource
-    private var policy: Policy
+    /// The policy and its timers; instants handed to it never go back, whatever the source says.
+    private var driver: PolicyDriver
     private var assembler: LocationAssembler
-    /// The timers the policy holds.
-    private var timers = PolicyTimers()
-    /// The latest instant handed to the policy: instants never go back, whatever the source says.
-    private var last = Instant(seconds: 0)
     /// A loss was passed on and the receiver has not come back since.
     private var receiverLost = false
     /// The newest location the application was handed (what `reduced` accuracy may reveal).
     private var lastHanded: Location?
-    private var done = false
+    private var done: Bool { driver.isShutDown }
 
     init(core: ManagerCore) {
         self.core = core
@@ -30,12 +27,12 @@ final class LocationRuntime {
             source = ReplaySource(contents, speed: speed, receiver: core.receiver)
             assembler = LocationAssembler(origin: .replay)
         }
-        policy = Policy(configuration: core.configuration, receiver: core.receiver)
+        driver = PolicyDriver(
+            configuration: core.configuration, receiver: core.receiver, instantsNeverGoBack: true)
     }
 
     func run() {
         source.start(inbox: core.inbox)
-        last = source.now
         while !done {
             fireTimers(through: source.now)
             for message in core.inbox.take() where !done {
@@ -47,14 +44,13 @@ final class LocationRuntime {
                 }
             }
             if done { break }
-            switch source.next(before: timers.next?.at, inbox: core.inbox) {
+            switch source.next(before: driver.nextDeadline, inbox: core.inbox) {
             case .event(let event, let instant):
                 fireTimers(through: instant)
                 receive(event, at: instant)
             case .idle:
                 continue
             case .ended(let instant):
-                fireTimers(through: instant)
                 handle(.shutdown, at: instant)
             }
         }
@@ -85,24 +81,22 @@ final class LocationRuntime {
     }
 
     private func handle(_ event: PolicyEvent, at instant: Instant) {
-        let now = max(instant, last)
-        last = now
-        execute(policy.handle(event, now: now), at: now)
-        let known = policy.updatesConfiguration?.desiredAccuracy == .reduced ? lastHanded : policy.lastKnownLocation
-        core.setLastKnownLocation(known)
-        if case .shutdown = event { done = true }
+        driver.handle(event, at: instant, perform: perform)
     }
-
-    // MARK: Timers
 
     /// Fires, in deadline order, every timer due at or before `instant`, each at its own deadline.
     private func fireTimers(through instant: Instant) {
-        while !done, let due = timers.popDue(through: instant) {
-            handle(.timerFired(due.id), at: due.at)
-        }
+        driver.advance(to: instant, perform: perform)
     }
 
     // MARK: Actions
+
+    /// Executes one step's actions, then shares the location the application may know.
+    private func perform(_ step: PolicyDriver.Step, policy: Policy) {
+        execute(step.actions, at: step.at)
+        let known = policy.updatesConfiguration?.desiredAccuracy == .reduced ? lastHanded : policy.lastKnownLocation
+        core.setLastKnownLocation(known)
+    }
 
     private func execute(_ actions: [PolicyAction], at now: Instant) {
         for action in actions {
@@ -127,9 +121,7 @@ final class LocationRuntime {
                 default:
                     break
                 }
-            case .schedule, .cancel:
-                timers.apply(action)
-            case .discard:
+            case .schedule, .cancel, .discard:
                 break
             }
         }

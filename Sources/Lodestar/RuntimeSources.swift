@@ -119,7 +119,8 @@ final class ReplaySource: RuntimeSource {
     private let speed: Double?
     private var clock: Double
     private let origin: Double
-    private var wallStart = 0.0
+    /// Made when the replay starts.
+    private var pacer: Pacer?
     private var receiver: SimulatedReceiver
 
     init(_ contents: CaptureContents, speed: Double?, receiver model: ReceiverModel) {
@@ -131,7 +132,7 @@ final class ReplaySource: RuntimeSource {
             events.append((last, event))
         })
         self.events = events
-        self.speed = speed.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        self.speed = speed
         origin = contents.lines.first?.t ?? 0
         clock = origin
         receiver = SimulatedReceiver(model: model, start: origin)
@@ -140,7 +141,7 @@ final class ReplaySource: RuntimeSource {
     var now: Instant { Instant(seconds: clock) }
 
     func start(inbox: Inbox) {
-        wallStart = monotonicSeconds()
+        pacer = Pacer(speed: speed, origin: origin)
     }
 
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
@@ -169,12 +170,11 @@ final class ReplaySource: RuntimeSource {
     /// Paces a replay with a speed: true when virtual time `t` is due on the wall clock, false when a
     /// message came first (the clock then stands where the wall clock says).
     private func waitUntil(_ t: Double, inbox: Inbox) -> Bool {
-        guard let speed else { return true }
-        let due = wallStart + (t - origin) / speed
-        let remaining = due - monotonicSeconds()
+        guard let pacer else { return true }
+        let remaining = pacer.secondsUntil(t)
         if remaining <= 0 { return true }
         inbox.wait(seconds: remaining)
-        let reached = origin + (monotonicSeconds() - wallStart) * speed
+        let reached = pacer.reached
         if reached >= t { return true }
         clock = max(clock, reached)
         return false

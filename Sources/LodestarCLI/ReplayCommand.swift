@@ -203,19 +203,11 @@ enum ReplayCommand {
             }
         } else {
             var fixCount = 0
-            let start = monotonicSeconds()
-            let firstT = contents.lines.first?.t ?? 0
+            let pacer = Pacer(speed: speed, origin: contents.lines.first?.t ?? 0)
             CaptureReplayer(contents).run(
                 beforeLine: { t in
                     if emitter.finished || context.shouldStop() { return false }
-                    if let speed {
-                        let due = start + (t - firstT) / speed
-                        while monotonicSeconds() < due {
-                            if context.shouldStop() { return false }
-                            sleepSeconds(min(0.05, due - monotonicSeconds()))
-                        }
-                    }
-                    return true
+                    return pacer.wait(until: t, shouldStop: context.shouldStop)
                 },
                 onEvent: { _, event in
                     if case .fix(let fix) = event, fix.hasPosition { fixCount += 1 }

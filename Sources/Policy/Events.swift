@@ -219,32 +219,3 @@ public enum PolicyAction: Sendable, Equatable {
     /// A fix was not used, and why (diagnostic; a runtime may ignore it).
     case discard(Location, DiscardReason)
 }
-
-/// The timers a policy holds, as a runtime keeps them: one deadline per id (scheduling again replaces it),
-/// fired earliest first, ties in a fixed order so replays are deterministic.
-public struct PolicyTimers: Sendable {
-    private var deadlines: [TimerID: Instant] = [:]
-
-    public init() {}
-
-    /// Applies a `schedule` or `cancel` action; other actions are not about timers.
-    public mutating func apply(_ action: PolicyAction) {
-        switch action {
-        case .schedule(let id, let at): deadlines[id] = at
-        case .cancel(let id): deadlines[id] = nil
-        default: break
-        }
-    }
-
-    /// The earliest deadline, if any.
-    public var next: (id: TimerID, at: Instant)? {
-        deadlines.min { ($0.value, $0.key.description) < ($1.value, $1.key.description) }.map { ($0.key, $0.value) }
-    }
-
-    /// Removes and returns the earliest timer due at or before `instant`.
-    public mutating func popDue(through instant: Instant) -> (id: TimerID, at: Instant)? {
-        guard let next, next.at <= instant else { return nil }
-        deadlines[next.id] = nil
-        return next
-    }
-}

@@ -217,101 +217,55 @@ public struct ReceiverSimulation: Sendable {
         summary.firstT = first.t
         summary.lastT = last.t
 
-        var runner = Runner(setup: setup, start: first.t)
-        runner.begin()
-        runner.drain(into: onOutput)
+        // The policy on the capture's clock; the simulated receiver follows the regimes it asks for.
+        var driver = PolicyDriver(configuration: setup.policy, receiver: setup.receiver)
+        var receiver = SimulatedReceiver(model: setup.receiver, start: first.t)
+        var delivered = 0
+        func perform(_ step: PolicyDriver.Step, _: Policy) {
+            let t = step.at.seconds
+            for action in step.actions {
+                switch action {
+                case .setRegime(let requested, let reason):
+                    guard let regime = receiver.setRegime(requested, at: t) else { continue }
+                    onOutput(.regime(t: t, regime, reason: reason))
+                case .deliver(let locations):
+                    delivered += locations.count
+                    onOutput(.locations(t: t, locations))
+                case .emit(let kind, let detail):
+                    onOutput(.event(t: t, kind, detail: detail))
+                case .schedule, .cancel, .discard:
+                    break
+                }
+            }
+        }
+
+        let start = Instant(seconds: first.t)
+        if let updates = setup.updates { driver.handle(.startUpdates(updates), at: start, perform: perform) }
+        if let deferral = setup.deferral {
+            driver.handle(
+                .allowDeferredUpdates(untilTraveled: deferral.untilTraveled, timeout: deferral.timeout), at: start,
+                perform: perform)
+        }
+        if setup.significantChange { driver.handle(.startSignificantChange, at: start, perform: perform) }
         for (t, input) in inputs {
-            runner.fireTimers(through: t)
-            runner.drain(into: onOutput)
+            let now = Instant(seconds: t)
+            // Timers first: a wake due by now may bring the receiver up for this fix.
+            driver.advance(to: now, perform: perform)
             switch input {
             case .fix(let location):
-                if runner.receiverProducesFix(at: t) {
+                if receiver.producesFix(at: t) {
                     summary.producedFixes += 1
-                    runner.handle(.fix(location), at: t)
+                    driver.handle(.fix(location), at: now, perform: perform)
                 }
             case .lost(let reason):
-                runner.handle(.receiverLost(reason), at: t)
+                driver.handle(.receiverLost(reason), at: now, perform: perform)
             case .back:
-                runner.handle(.receiverBack, at: t)
+                driver.handle(.receiverBack, at: now, perform: perform)
             }
-            runner.drain(into: onOutput)
         }
-        runner.fireTimers(through: last.t)
-        runner.handle(.shutdown, at: last.t)
-        runner.drain(into: onOutput)
-        summary.deliveredLocations = runner.delivered
-        summary.timeline = runner.timeline(until: last.t)
+        driver.handle(.shutdown, at: Instant(seconds: last.t), perform: perform)
+        summary.deliveredLocations = delivered
+        summary.timeline = receiver.timeline(until: last.t)
         return summary
-    }
-
-    /// The policy, its timers and the simulated receiver, advanced by the capture's clock.
-    private struct Runner {
-        var policy: Policy
-        let setup: SimulationSetup
-        var timers = PolicyTimers()
-        var receiver: SimulatedReceiver
-        let start: Double
-        var delivered = 0
-        /// Outputs not yet passed on (the caller drains them after each step).
-        var pending: [SimulationOutput] = []
-
-        init(setup: SimulationSetup, start: Double) {
-            self.setup = setup
-            self.start = start
-            policy = Policy(configuration: setup.policy, receiver: setup.receiver)
-            receiver = SimulatedReceiver(model: setup.receiver, start: start)
-        }
-
-        mutating func drain(into onOutput: (SimulationOutput) -> Void) {
-            for output in pending { onOutput(output) }
-            pending.removeAll(keepingCapacity: true)
-        }
-
-        mutating func begin() {
-            if let updates = setup.updates { handle(.startUpdates(updates), at: start) }
-            if let deferral = setup.deferral {
-                handle(.allowDeferredUpdates(untilTraveled: deferral.untilTraveled, timeout: deferral.timeout), at: start)
-            }
-            if setup.significantChange { handle(.startSignificantChange, at: start) }
-        }
-
-        func receiverProducesFix(at t: Double) -> Bool {
-            receiver.producesFix(at: t)
-        }
-
-        /// Fires every timer due at or before `t`, earliest first (ties in a fixed order), each at its own
-        /// instant.
-        mutating func fireTimers(through t: Double) {
-            while let due = timers.popDue(through: Instant(seconds: t)) {
-                handle(.timerFired(due.id), at: due.at.seconds)
-            }
-        }
-
-        mutating func handle(_ event: PolicyEvent, at t: Double) {
-            for action in policy.handle(event, now: Instant(seconds: t)) {
-                execute(action, at: t)
-            }
-        }
-
-        mutating func execute(_ action: PolicyAction, at t: Double) {
-            switch action {
-            case .setRegime(let requested, let reason):
-                guard let regime = receiver.setRegime(requested, at: t) else { return }
-                pending.append(.regime(t: t, regime, reason: reason))
-            case .deliver(let locations):
-                delivered += locations.count
-                pending.append(.locations(t: t, locations))
-            case .emit(let kind, let detail):
-                pending.append(.event(t: t, kind, detail: detail))
-            case .schedule, .cancel:
-                timers.apply(action)
-            case .discard:
-                break
-            }
-        }
-
-        mutating func timeline(until t: Double) -> [ReceiverInterval] {
-            receiver.timeline(until: t)
-        }
     }
 }

@@ -43,17 +43,10 @@ public struct CaptureFeeder: Sendable {
         _ chunks: [(t: Double, bytes: ArraySlice<UInt8>)], to terminal: PseudoTerminal, shouldStop: () -> Bool
     ) -> Outcome {
         var outcome = Outcome(epochsWritten: 0, bytesWritten: 0, completed: false)
-        let start = monotonicSeconds()
-        let firstT = chunks.first?.t ?? 0
+        let pacer = Pacer(speed: speed, origin: chunks.first?.t ?? 0)
         for chunk in chunks {
             if shouldStop() { return outcome }
-            if let speed, speed > 0 {
-                let due = start + (chunk.t - firstT) / speed
-                while monotonicSeconds() < due {
-                    if shouldStop() { return outcome }
-                    sleepSeconds(min(0.05, due - monotonicSeconds()))
-                }
-            }
+            guard pacer.wait(until: chunk.t, shouldStop: shouldStop) else { return outcome }
             guard terminal.write(Array(chunk.bytes)) else { return outcome }
             outcome.epochsWritten += 1
             outcome.bytesWritten += chunk.bytes.count

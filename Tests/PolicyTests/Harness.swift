@@ -30,24 +30,24 @@ func makeFix(
         fixMode: mode)
 }
 
-/// A tiny runtime for tests: keeps the timers the policy asks for and fires them in order as time advances.
-/// Everything is deterministic: no clock, no threads.
+/// The policy as the tests drive it: a `PolicyDriver` (the runtime's own loop: timers fire in order as time
+/// advances) that logs every action. Everything is deterministic: no clock, no threads.
 struct Harness {
-    var policy: Policy
-    var now: Instant = 0
-    var timers: [TimerID: Instant] = [:]
+    var driver: PolicyDriver
     /// Every action so far, with the instant it was returned at.
     var log: [(at: Instant, action: PolicyAction)] = []
 
     init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA) {
-        policy = Policy(configuration: configuration, receiver: receiver)
+        driver = PolicyDriver(configuration: configuration, receiver: receiver)
     }
+
+    var policy: Policy { driver.policy }
+    var timers: PolicyTimers { driver.timers }
 
     /// Sends one event at `at` (after firing every timer due by then) and returns its actions.
     @discardableResult
     mutating func send(_ event: PolicyEvent, at: Double) -> [PolicyAction] {
-        advance(to: at)
-        return deliverEvent(event, at: Instant(seconds: at))
+        record(driver.handle(event, at: Instant(seconds: at))).last?.actions ?? []
     }
 
     @discardableResult
@@ -58,29 +58,14 @@ struct Harness {
     /// Fires, in deadline order, every timer due at or before `t`, each at its own deadline.
     @discardableResult
     mutating func advance(to t: Double) -> [PolicyAction] {
-        var fired: [PolicyAction] = []
-        while let next = timers.min(by: { ($0.value, $0.key.description) < ($1.value, $1.key.description) }),
-            next.value.seconds <= t
-        {
-            timers[next.key] = nil
-            fired += deliverEvent(.timerFired(next.key), at: next.value)
-        }
-        now = Instant(seconds: max(now.seconds, t))
-        return fired
+        record(driver.advance(to: Instant(seconds: t))).flatMap(\.actions)
     }
 
-    private mutating func deliverEvent(_ event: PolicyEvent, at instant: Instant) -> [PolicyAction] {
-        now = instant
-        let actions = policy.handle(event, now: instant)
-        for action in actions {
-            switch action {
-            case .schedule(let id, let deadline): timers[id] = deadline
-            case .cancel(let id): timers[id] = nil
-            default: break
-            }
-            log.append((instant, action))
+    private mutating func record(_ steps: [PolicyDriver.Step]) -> [PolicyDriver.Step] {
+        for step in steps {
+            for action in step.actions { log.append((step.at, action)) }
         }
-        return actions
+        return steps
     }
 
     var allActions: [PolicyAction] { log.map(\.action) }

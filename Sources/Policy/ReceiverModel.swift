@@ -225,20 +225,7 @@ extension ReceiverModel {
     public func validate() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []
         if name.isEmpty { errors.append(.init("name", "must not be empty")) }
-        let currents: [(String, Double)] = [
-            ("acquisition", current.acquisition), ("tracking", current.tracking), ("powerSave", current.powerSave),
-            ("standby", current.standby), ("backup", current.backup), ("off", current.off),
-        ]
-        for (key, value) in currents where !(value.isFinite && value >= 0) {
-            errors.append(.init("current.\(key)", "must be a number of mA ≥ 0"))
-        }
-        let times: [(String, Double)] = [
-            ("hot", timeToFirstFix.hot), ("warm", timeToFirstFix.warm), ("cold", timeToFirstFix.cold),
-            ("hotWindow", timeToFirstFix.hotWindow),
-        ]
-        for (key, value) in times where !(value.isFinite && value >= 0) {
-            errors.append(.init("timeToFirstFix.\(key)", "must be a number of seconds ≥ 0"))
-        }
+        errors += ConfigurationNumber.problems(Self.numbers, in: self)
         return errors
     }
 }

@@ -14,7 +14,7 @@ public enum LodestarCommand {
           record      record a gpsd session to a capture file
           import      turn a raw NMEA/UBX log into a capture file
           replay      replay a capture or raw log and print its locations
-          profiles    list, show and validate power-policy profiles (list|show <name>|validate <file>)
+          profiles    list, show and validate power-policy profiles (list|show <name>|validate <file>|schema)
 
         OPTIONS:
           -h, --help  show this help ('lodestar <subcommand> --help' for a subcommand's)

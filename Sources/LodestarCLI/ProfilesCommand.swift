@@ -4,7 +4,8 @@ import Lodestar
     import Glibc
 #endif
 
-/// `lodestar profiles list|show|validate`: the profiles `--profile` can name, and checking a profile file.
+/// `lodestar profiles list|show|validate|schema`: the profiles `--profile` can name, checking a profile file,
+/// and the table of every key.
 enum ProfilesCommand {
     static let usage = """
         USAGE: lodestar profiles <subcommand> [options]
@@ -18,6 +19,7 @@ enum ProfilesCommand {
           list              the built-in profiles and those in the profile directory, one line each
           show <name>       print a complete profile file: every key, defaults written out, ready to edit
           validate <file>   check a profile file and say everything wrong with it
+          schema            print the table of every key (type, unit, range, default) as Markdown
 
         OPTIONS:
           -h, --help        show this help ('lodestar profiles <subcommand> --help' for a subcommand's)
@@ -67,10 +69,23 @@ enum ProfilesCommand {
         EXIT STATUS: 0 valid, 64 usage, 66 the file cannot be read, 78 the profile is not valid.
         """
 
+    static let schemaUsage = """
+        USAGE: lodestar profiles schema
+
+        Prints the table of every key a profile file may hold, as Markdown: its key path, type, unit, the
+        values allowed, the default, what null means and what it does. docs/profiles.md holds this table
+        between its 'generated' markers (scripts/update-profiles-doc puts it there).
+
+        OPTIONS:
+          -h, --help        show this help
+
+        EXIT STATUS: 0 ok, 64 usage.
+        """
+
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         guard let subcommand = arguments.first else {
             return LodestarCommand.usageFailure(
-                UsageError(message: "profiles needs a subcommand: list, show or validate"), usage: usage,
+                UsageError(message: "profiles needs a subcommand: list, show, validate or schema"), usage: usage,
                 context: context)
         }
         let rest = Array(arguments.dropFirst())
@@ -78,6 +93,7 @@ enum ProfilesCommand {
         case "list": return list(rest, context: context)
         case "show": return show(rest, context: context)
         case "validate": return validate(rest, context: context)
+        case "schema": return schema(rest, context: context)
         case "-h", "--help", "help":
             _ = context.standardOutput.write(usage + "\n")
             return .success
@@ -108,17 +124,30 @@ enum ProfilesCommand {
         }
     }
 
-    static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
+    /// For a subcommand without operands: nil to go on, or the exit status after --help or a usage error.
+    private static func noOperands(
+        _ arguments: [String], _ subcommand: String, usage: String, context: CommandContext
+    ) -> ExitCode? {
         do throws(UsageError) {
             let parsed = try ParsedArguments(arguments, valued: [])
             if parsed.wantsHelp {
-                _ = context.standardOutput.write(listUsage + "\n")
+                _ = context.standardOutput.write(usage + "\n")
                 return .success
             }
-            guard parsed.positionals.isEmpty else { throw UsageError(message: "list takes no arguments") }
+            guard parsed.positionals.isEmpty else { throw UsageError(message: "\(subcommand) takes no arguments") }
+            return nil
         } catch {
-            return LodestarCommand.usageFailure(error, usage: listUsage, context: context)
+            return LodestarCommand.usageFailure(error, usage: usage, context: context)
         }
+    }
+
+    static func schema(_ arguments: [String], context: CommandContext) -> ExitCode {
+        if let code = noOperands(arguments, "schema", usage: schemaUsage, context: context) { return code }
+        return write(ProfileSchema.markdownTable, context: context) ? .success : .ioError
+    }
+
+    static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
+        if let code = noOperands(arguments, "list", usage: listUsage, context: context) { return code }
         let listings = ProfileStore.system.list()
         let width = listings.map(\.name.count).max() ?? 0
         for listing in listings {

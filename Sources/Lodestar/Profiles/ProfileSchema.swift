@@ -124,7 +124,7 @@ package enum ProfileSchema {
                 meaning: "whether standard updates run at all (`false`: significant change only)"),
             ProfileKey(
                 "updates.desiredAccuracy", .choice(.init(\.updates.desiredAccuracy)),
-                meaning: "acceptance threshold and receiver regime ([contract.md](contract.md))"),
+                meaning: "acceptance threshold and receiver regime ([policy.md](policy.md))"),
         ]
         let afterDesiredAccuracy: [ProfileKey] =
             number(updates, "updates.distanceFilter") + [

@@ -51,8 +51,8 @@ let package = Package(
         .testTarget(
             name: "LodestarTests",
             dependencies: [
-                "Lodestar", "LodestarCLI", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
-                "SystemInterface",
+                "Lodestar", "LodestarCLI", "Testbed", "Simulation", "Receivers", "Capture", "Policy", "GPSD",
+                "GPSModel", "SystemInterface",
             ]),
         .testTarget(
             name: "LodestarCLITests",

@@ -58,6 +58,7 @@ final class LocationRuntime {
                 handle(.shutdown, at: instant)
             }
         }
+        if let exitRegime = core.exitRegime { core.control.setRegime(exitRegime, reason: "exiting: the exit regime") }
         source.stop()
         core.finish()
     }

@@ -129,7 +129,8 @@ public struct ConfigurationNumber<Root> {
             case .whole(let path): .whole(outer.appending(path: path))
             }
         return ConfigurationNumber<Outer>(
-            "\(prefix).\(key)", storage, unit, range, atLeast: atLeast.map { ($0.key, outer.appending(path: $0.value)) },
+            "\(prefix).\(key)", storage, unit, range,
+            atLeast: atLeast.map { ($0.key, outer.appending(path: $0.value)) },
             meaning: meaning)
     }
 

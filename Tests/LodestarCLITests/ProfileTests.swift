@@ -335,7 +335,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         let paths = ProfileSchema.keys.map(\.path)
         #expect(Set(paths).count == paths.count)
         let validated =
-            UpdatesConfiguration.numbers.map { "updates.\($0.key)" } + PolicyConfiguration.numbers.map { "policy.\($0.key)" }
+            UpdatesConfiguration.numbers.map { "updates.\($0.key)" }
+            + PolicyConfiguration.numbers.map { "policy.\($0.key)" }
             + ReceiverModel.numbers.map { "receiver.\($0.key)" }
         let numbers = ProfileSchema.keys.compactMap { key -> String? in
             if case .number = key.kind { return key.path }
@@ -349,7 +350,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     @Test func theReaderAndValidateShareTheRanges() throws {
         var configuration = PolicyConfiguration()
         configuration.maximumAge = 3601
-        #expect(configuration.validate().map(\.description) == ["maximumAge: must be a number of seconds from 1 to 3600"])
+        #expect(
+            configuration.validate().map(\.description) == ["maximumAge: must be a number of seconds from 1 to 3600"])
         #expect(
             problems(#"{"policy": {"maximumAge": 3601}}"#).map(\.description) == [
                 "policy.maximumAge: is 3601, out of range (allowed: a number of seconds from 1 to 3600)"

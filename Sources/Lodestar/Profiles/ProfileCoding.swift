@@ -15,7 +15,8 @@ extension Profile {
         switch node {
         case .key(let key): return key.jsonValue(in: profile)
         case .object(let path, let members):
-            if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == path }), nullable.isNull(profile) {
+            if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == path }), nullable.isNull(profile)
+            {
                 return .null
             }
             return .object(members.map { ($0.name, jsonValue($0.node, of: profile)) })
@@ -114,7 +115,9 @@ private struct ProfileReader {
 
     /// Reads `value` as the object `node` into `profile`: unknown members first (in the document's order),
     /// then every known one present, in the schema's order.
-    private mutating func read(_ node: ProfileSchema.Node, _ value: JSONValue, at path: String, into profile: inout Profile) {
+    private mutating func read(
+        _ node: ProfileSchema.Node, _ value: JSONValue, at path: String, into profile: inout Profile
+    ) {
         guard case .object(_, let schemaMembers) = node,
             let members = object(value, at: path, keys: node.memberNames)
         else { return }

@@ -106,7 +106,9 @@ package enum ProfileSchema {
             numbers.filter { $0.key == path }.map { ProfileKey($0.key, .number($0), meaning: $0.meaning) }
         }
         func numbers(_ numbers: [ConfigurationNumber<Profile>], under prefix: String) -> [ProfileKey] {
-            numbers.filter { $0.key.hasPrefix(prefix + ".") }.map { ProfileKey($0.key, .number($0), meaning: $0.meaning) }
+            numbers.filter { $0.key.hasPrefix(prefix + ".") }.map {
+                ProfileKey($0.key, .number($0), meaning: $0.meaning)
+            }
         }
         let top: [ProfileKey] = [
             ProfileKey(
@@ -117,7 +119,9 @@ package enum ProfileSchema {
                 meaning: "what `--profile` calls it", allowed: nameRule,
                 defaultText: "the file's name without `.json`"),
             ProfileKey(
-                "description", .text(\.description, check: { $0.contains(where: \.isNewline) ? ("has a line break", "one line") : nil }),
+                "description",
+                .text(
+                    \.description, check: { $0.contains(where: \.isNewline) ? ("has a line break", "one line") : nil }),
                 meaning: "shown by `profiles list`", allowed: "a string (one line)"),
             ProfileKey(
                 "updates.enabled", .flag(\.updatesEnabled),
@@ -158,7 +162,7 @@ package enum ProfileSchema {
             ] + number(profileNumbers, "stalenessBound") + [
                 ProfileKey(
                     "exitRegime", .choice(.init(\.exitRegime)),
-                    meaning: "the regime the receiver is left in when Lodestar exits (must be one it supports)"),
+                    meaning: "the regime the receiver is left in when Lodestar exits (must be one it supports)")
             ]
         let policyKeys: [ProfileKey] =
             policy.filter { !$0.key.hasPrefix("policy.prediction.") }.map {
@@ -191,7 +195,8 @@ package enum ProfileSchema {
     static var nullableObjects: [NullableObject] {
         [
             NullableObject(
-                path: "deferred", nullMeans: "no deferral", meaning: "deferred updates (batching) allowed while updating",
+                path: "deferred", nullMeans: "no deferral",
+                meaning: "deferred updates (batching) allowed while updating",
                 isNull: { $0.deferred == nil }, setNull: { $0.deferred = nil },
                 setEmpty: { $0.deferred = Profile.DeferredUpdates(untilTraveled: nil, timeout: nil) })
         ]
@@ -209,7 +214,10 @@ package enum ProfileSchema {
         }
     }
 
-    static var tree: Node { Node.object(path: "", members: members(of: "", keys.map { ($0.path.split(separator: ".").map(String.init), $0) })) }
+    static var tree: Node {
+        Node.object(
+            path: "", members: members(of: "", keys.map { ($0.path.split(separator: ".").map(String.init), $0) }))
+    }
 
     private static func members(of path: String, _ keys: [([String], ProfileKey)]) -> [(name: String, node: Node)] {
         var names: [String] = []
@@ -273,7 +281,9 @@ extension ProfileSchema {
                 Set(values.map(\.1)).count == 1
                 ? values[0].1 : values.map { "`\($0.0)` \($0.1)" }.joined(separator: ", ")
             lines.append(
-                row("`\(template)`", type(key.kind), unit(key.kind), allowed(key), value, nullMeans(key.kind), key.meaning))
+                row(
+                    "`\(template)`", type(key.kind), unit(key.kind), allowed(key), value, nullMeans(key.kind),
+                    key.meaning))
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -310,7 +320,8 @@ extension ProfileSchema {
 
     private static func type(_ kind: ProfileKey.Kind) -> String {
         switch kind {
-        case .number(let number): number.isWhole ? "whole number" : number.nullMeans == nil ? "number" : "number or null"
+        case .number(let number):
+            number.isWhole ? "whole number" : number.nullMeans == nil ? "number" : "number or null"
         case .flag: "boolean"
         case .choice, .text, .model: "string"
         case .regimes: "list of strings"

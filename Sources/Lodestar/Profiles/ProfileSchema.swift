@@ -162,7 +162,8 @@ package enum ProfileSchema {
             ] + number(profileNumbers, "stalenessBound") + [
                 ProfileKey(
                     "exitRegime", .choice(.init(\.exitRegime)),
-                    meaning: "the regime the receiver is left in when Lodestar exits (must be one it supports)")
+                    meaning: "the regime the receiver is left in when a location manager made with the profile finishes "
+                        + "(must be one the receiver supports)")
             ]
         let policyKeys: [ProfileKey] =
             policy.filter { !$0.key.hasPrefix("policy.prediction.") }.map {

@@ -100,22 +100,28 @@ public struct LocationUpdates: AsyncSequence, Sendable {
 public final class LocationManager: Sendable {
     private let core: ManagerCore
 
+    /// `exitRegime` is the regime `receiverControl` is asked for when the manager finishes, after the policy
+    /// has shut down; nil leaves the receiver in the policy's last regime.
     public init(
         source: LocationSource, configuration: PolicyConfiguration = PolicyConfiguration(),
-        receiver: ReceiverModel = .genericNMEA, receiverControl: any ReceiverControl = NoReceiverControl()
+        receiver: ReceiverModel = .genericNMEA, receiverControl: any ReceiverControl = NoReceiverControl(),
+        exitRegime: ReceiverRegime? = nil
     ) {
-        core = ManagerCore(source: source, configuration: configuration, receiver: receiver, control: receiverControl)
+        core = ManagerCore(
+            source: source, configuration: configuration, receiver: receiver, control: receiverControl,
+            exitRegime: exitRegime)
     }
 
     /// A manager running `profile`'s policy and receiver model (with its staleness bound filled in for
-    /// predictive naps). Start its activities with `profile.startEvents`' settings: `startUpdatingLocation(
-    /// profile.updates)` and so on; the profile only configures.
+    /// predictive naps) that leaves the receiver in the profile's exit regime when it finishes. Start its
+    /// activities with `profile.startEvents`' settings: `startUpdatingLocation(profile.updates)` and so on;
+    /// the profile only configures.
     public convenience init(
         source: LocationSource, profile: Profile, receiverControl: any ReceiverControl = NoReceiverControl()
     ) {
         self.init(
             source: source, configuration: profile.effectivePolicy, receiver: profile.receiver,
-            receiverControl: receiverControl)
+            receiverControl: receiverControl, exitRegime: profile.effectiveExitRegime)
     }
 
     deinit {
@@ -202,7 +208,8 @@ public final class LocationManager: Sendable {
     }
 
     /// Ends the manager: a deferral's held locations are delivered, pending requests answered (they throw
-    /// `LocationError.canceled`), the receiver asked to go off, and `updates` end. Returns at once.
+    /// `LocationError.canceled`), the receiver asked to go off (then into the exit regime, when there is one),
+    /// and `updates` end. Returns at once.
     public func shutdown() {
         core.send(.shutdown, begins: true)
     }
@@ -221,6 +228,8 @@ final class ManagerCore: Sendable {
     let configuration: PolicyConfiguration
     let receiver: ReceiverModel
     let receiverLink: ReceiverLink
+    /// The regime `control` is asked for once the policy has shut down; nil leaves the policy's last one.
+    let exitRegime: ReceiverRegime?
     let inbox = Inbox()
     private let state = Mutex(SharedState())
 
@@ -248,12 +257,13 @@ final class ManagerCore: Sendable {
 
     init(
         source: LocationSource, configuration: PolicyConfiguration, receiver: ReceiverModel,
-        control: any ReceiverControl
+        control: any ReceiverControl, exitRegime: ReceiverRegime? = nil
     ) {
         self.source = source
         self.configuration = configuration
         self.receiver = receiver
         receiverLink = ReceiverLink(control: control, model: receiver, live: source.isLive)
+        self.exitRegime = exitRegime
     }
 
     // MARK: The application's side

@@ -54,6 +54,7 @@ final class LocationRuntime {
                 handle(.shutdown, at: instant)
             }
         }
+        if let exitRegime = core.exitRegime { core.receiverLink.setRegime(exitRegime, reason: "exiting: the exit regime") }
         source.stop()
         core.finish()
     }

@@ -4,20 +4,21 @@ import Lodestar
     import Glibc
 #endif
 
-/// `lodestar profiles list|show|validate`: the profiles `--profile` can name, and checking a profile file.
+/// `lodestar profiles list|show|validate|schema`: the profiles `--profile` can name, checking a profile file,
+/// and the table of every key.
 enum ProfilesCommand {
     static let declaration = CommandDeclaration(
         path: ["profiles"],
-        abstract: "list, show and validate power-policy profiles",
+        abstract: "list, show, validate power-policy profiles and print their schema",
         discussion: """
             A profile names every knob of the power policy and of the receiver model (docs/profiles.md).
             '--profile P' takes a built-in name (car, bike, walk, boat, asset, always-on), a file path (one that
             contains '/' or ends in .json), or a name of a file P.json in /etc/lodestar/profiles (or in
             $LODESTAR_PROFILE_DIR when set).
             """,
-        subcommands: [listDeclaration, showDeclaration, validateDeclaration],
+        subcommands: [listDeclaration, showDeclaration, validateDeclaration, schemaDeclaration],
         exitStatuses: ExitStatusDeclaration.union(
-            [showDeclaration, validateDeclaration, listDeclaration].map(\.exitStatuses)),
+            [showDeclaration, validateDeclaration, listDeclaration, schemaDeclaration].map(\.exitStatuses)),
         run: { run($0, context: $1) })
 
     static var usage: String { declaration.help }
@@ -81,7 +82,7 @@ enum ProfilesCommand {
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         guard let subcommand = arguments.first else {
             return LodestarCommand.usageFailure(
-                UsageError(message: "profiles needs a subcommand: list, show or validate"), usage: usage,
+                UsageError(message: "profiles needs a subcommand: list, show, validate or schema"), usage: usage,
                 context: context)
         }
         if let declared = declaration.subcommands.first(where: { $0.name == subcommand }) {
@@ -120,17 +121,43 @@ enum ProfilesCommand {
         }
     }
 
-    static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
+    static let schemaDeclaration = CommandDeclaration(
+        path: ["profiles", "schema"],
+        abstract: "print the table of every key (type, unit, range, default) as Markdown",
+        discussion: """
+            Prints the table of every key a profile file may hold, as Markdown: its key path, type, unit, the
+            values allowed, the default, what null means and what it does. docs/profiles.md holds this table
+            between its 'generated' markers (scripts/update-profiles-doc puts it there).
+            """,
+        exitStatuses: [ExitStatusDeclaration(.success, "ok"), .usageError, .outputNotWritten],
+        run: { schema($0, context: $1) })
+
+    /// For a subcommand without operands: nil to go on, or the exit status after --help or a usage error.
+    private static func noOperands(
+        _ arguments: [String], declaration: CommandDeclaration, context: CommandContext
+    ) -> ExitCode? {
         do throws(UsageError) {
-            let parsed = try listDeclaration.parse(arguments)
+            let parsed = try declaration.parse(arguments)
             if parsed.wantsHelp {
-                _ = context.standardOutput.write(listDeclaration.help + "\n")
+                _ = context.standardOutput.write(declaration.help + "\n")
                 return .success
             }
-            guard parsed.positionals.isEmpty else { throw UsageError(message: "list takes no arguments") }
+            guard parsed.positionals.isEmpty else {
+                throw UsageError(message: "\(declaration.name) takes no arguments")
+            }
+            return nil
         } catch {
-            return LodestarCommand.usageFailure(error, usage: listDeclaration.help, context: context)
+            return LodestarCommand.usageFailure(error, usage: declaration.help, context: context)
         }
+    }
+
+    static func schema(_ arguments: [String], context: CommandContext) -> ExitCode {
+        if let code = noOperands(arguments, declaration: schemaDeclaration, context: context) { return code }
+        return write(ProfileSchema.markdownTable, context: context) ? .success : .ioError
+    }
+
+    static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
+        if let code = noOperands(arguments, declaration: listDeclaration, context: context) { return code }
         let listings = ProfileStore.system.list()
         let width = listings.map(\.name.count).max() ?? 0
         for listing in listings {

@@ -40,7 +40,7 @@ enum SimulationLine {
         case .requestFailed(let id, let error):
             object.add("request", integer: Int(clamping: id.rawValue))
             object.add("error", string: error.rawValue)
-        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack, .denied:
+        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack:
             break
         }
         return object.line

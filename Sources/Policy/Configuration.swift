@@ -107,17 +107,8 @@ public struct UpdatesConfiguration: Sendable, Hashable {
         return nil
     }
 
-    /// Every problem, each naming its field (relative key path), empty when valid.
-    public func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if let distanceFilter, !(distanceFilter.isFinite && distanceFilter > 0) {
-            errors.append(.init("distanceFilter", "must be a positive number of metres, or absent for none"))
-        }
-        if let accuracyLimit, !(accuracyLimit.isFinite && accuracyLimit > 0) {
-            errors.append(.init("accuracyLimit", "must be a positive number of metres, or absent for the default"))
-        }
-        return errors
-    }
+    /// Every number outside its range (`UpdatesConfiguration.numbers`), each naming its field, empty when valid.
+    public func validate() -> [ConfigurationError] { ConfigurationNumber.problems(Self.numbers, in: self) }
 }
 
 /// A configuration value that cannot be used, naming the key path and what is allowed.
@@ -132,9 +123,6 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     public var description: String { "\(field): \(message)" }
-
-    /// The same error under a parent key, for nesting.
-    func nested(in parent: String) -> ConfigurationError { ConfigurationError("\(parent).\(field)", message) }
 }
 
 /// When to judge the device stationary and how to look for it leaving (docs/contract.md §4), for one activity type.
@@ -163,27 +151,6 @@ public struct StationaryRule: Sendable, Hashable {
         self.probeInterval = probeInterval
         self.probeGrowth = probeGrowth
         self.maximumProbeInterval = maximumProbeInterval
-    }
-
-    func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if !(radius.isFinite && radius > 0) { errors.append(.init("radius", "must be a positive number of metres")) }
-        if let window, !(window.isFinite && window > 0) {
-            errors.append(.init("window", "must be a positive number of seconds, or absent for never"))
-        }
-        if !(movingSpeed.isFinite && movingSpeed > 0) {
-            errors.append(.init("movingSpeed", "must be a positive speed in m/s"))
-        }
-        if !(probeInterval.isFinite && probeInterval > 0) {
-            errors.append(.init("probeInterval", "must be a positive number of seconds"))
-        }
-        if !(probeGrowth.isFinite && probeGrowth >= 1) {
-            errors.append(.init("probeGrowth", "must be a number ≥ 1"))
-        }
-        if !(maximumProbeInterval.isFinite && maximumProbeInterval >= probeInterval) {
-            errors.append(.init("maximumProbeInterval", "must be a number of seconds ≥ probeInterval"))
-        }
-        return errors
     }
 }
 
@@ -238,17 +205,6 @@ public struct DutyCycleRule: Sendable, Hashable {
         self.minimumInterval = minimumInterval
         self.maximumInterval = maximumInterval
     }
-
-    func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if !(minimumInterval.isFinite && minimumInterval > 0) {
-            errors.append(.init("minimumInterval", "must be a positive number of seconds"))
-        }
-        if !(maximumInterval.isFinite && maximumInterval >= minimumInterval) {
-            errors.append(.init("maximumInterval", "must be a number of seconds ≥ minimumInterval"))
-        }
-        return errors
-    }
 }
 
 /// Duty-cycle clamps of the coarse levels.
@@ -298,23 +254,6 @@ public struct AcquisitionRule: Sendable, Hashable {
         guard let wakeMargin else { return timeout }
         return min(timeout, expected + wakeMargin)
     }
-
-    func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if !(timeout.isFinite && timeout > 0) {
-            errors.append(.init("timeout", "must be a positive number of seconds"))
-        }
-        if !(backoffFactor.isFinite && backoffFactor >= 1) {
-            errors.append(.init("backoffFactor", "must be a number ≥ 1"))
-        }
-        if !(maximumBackoff.isFinite && maximumBackoff > 0) {
-            errors.append(.init("maximumBackoff", "must be a positive number of seconds"))
-        }
-        if let wakeMargin, !(wakeMargin.isFinite && wakeMargin > 0) {
-            errors.append(.init("wakeMargin", "must be a positive number of seconds, or absent for the timeout"))
-        }
-        return errors
-    }
 }
 
 /// Significant-change monitoring (docs/contract.md §6).
@@ -331,26 +270,6 @@ public struct SignificantChangeRule: Sendable, Hashable {
     public var accuracyLimit: Double = 200
 
     public init() {}
-
-    func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if !(distance.isFinite && distance > 0) {
-            errors.append(.init("distance", "must be a positive number of metres"))
-        }
-        if !(minimumInterval.isFinite && minimumInterval >= 0) {
-            errors.append(.init("minimumInterval", "must be a number of seconds ≥ 0"))
-        }
-        if !(wakeInterval.isFinite && wakeInterval > 0) {
-            errors.append(.init("wakeInterval", "must be a positive number of seconds"))
-        }
-        if !(maximumWakeInterval.isFinite && maximumWakeInterval >= wakeInterval) {
-            errors.append(.init("maximumWakeInterval", "must be a number of seconds ≥ wakeInterval"))
-        }
-        if !(accuracyLimit.isFinite && accuracyLimit > 0) {
-            errors.append(.init("accuracyLimit", "must be a positive number of metres"))
-        }
-        return errors
-    }
 }
 
 /// Predictive sleep while tracking (docs/contract.md §11): after each fix, the time the device needs to move `bound`
@@ -399,23 +318,6 @@ public struct PredictionRule: Sendable, Hashable {
         guard a > 0 else { return v > 0 ? distance / v : .infinity }
         return ((v * v + 2 * a * distance).squareRoot() - v) / a
     }
-
-    func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if let bound, !(bound.isFinite && bound > 0) {
-            errors.append(.init("bound", "must be a positive number of metres, or absent for the staleness bound"))
-        }
-        if !(maximumAcceleration.isFinite && maximumAcceleration > 0) {
-            errors.append(.init("maximumAcceleration", "must be a positive acceleration in m/s²"))
-        }
-        if !(minimumSleep.isFinite && minimumSleep > 0) {
-            errors.append(.init("minimumSleep", "must be a positive number of seconds"))
-        }
-        if !(maximumSleep.isFinite && maximumSleep >= minimumSleep) {
-            errors.append(.init("maximumSleep", "must be a number of seconds ≥ minimumSleep"))
-        }
-        return errors
-    }
 }
 
 /// Every tuning knob of the policy, each a stored property with its default; a profile maps onto this 1:1.
@@ -444,36 +346,7 @@ public struct PolicyConfiguration: Sendable, Hashable {
 
     public init() {}
 
-    /// Every problem, each naming its key path, empty when valid.
-    public func validate() -> [ConfigurationError] {
-        var errors: [ConfigurationError] = []
-        if !(maximumAge.isFinite && maximumAge > 0) {
-            errors.append(.init("maximumAge", "must be a positive number of seconds"))
-        }
-        if !(warmUp.isFinite && warmUp > 0) { errors.append(.init("warmUp", "must be a positive number of seconds")) }
-        if !(warmUpAccuracyLimit.isFinite && warmUpAccuracyLimit > 0) {
-            errors.append(.init("warmUpAccuracyLimit", "must be a positive number of metres"))
-        }
-        for activity in ActivityType.allCases {
-            errors += stationary[activity].validate().map { $0.nested(in: "stationary.\(activity.rawValue)") }
-        }
-        for level in DesiredAccuracy.allCases {
-            if let rule = dutyCycle[level] {
-                errors += rule.validate().map { $0.nested(in: "dutyCycle.\(level.rawValue)") }
-            }
-        }
-        errors += acquisition.validate().map { $0.nested(in: "acquisition") }
-        if deferredBufferCapacity < 1 {
-            errors.append(.init("deferredBufferCapacity", "must be a whole number of fixes ≥ 1"))
-        }
-        errors += significantChange.validate().map { $0.nested(in: "significantChange") }
-        if !(requestTimeout.isFinite && requestTimeout > 0) {
-            errors.append(.init("requestTimeout", "must be a positive number of seconds"))
-        }
-        if !(reducedGridSize.isFinite && reducedGridSize >= 100) {
-            errors.append(.init("reducedGridSize", "must be a number of metres ≥ 100"))
-        }
-        errors += prediction.validate().map { $0.nested(in: "prediction") }
-        return errors
-    }
+    /// Every number outside its range (`PolicyConfiguration.numbers`) or below the one it must not be below,
+    /// each naming its key path, empty when valid.
+    public func validate() -> [ConfigurationError] { ConfigurationNumber.problems(Self.numbers, in: self) }
 }

@@ -139,9 +139,6 @@ public enum PolicyEventKind: Sendable, Equatable {
     case acquisitionFailed
     case receiverLost
     case receiverBack
-    /// No permission to the device or to gpsd. Never emitted by the policy; here so the runtime reports it
-    /// in the same vocabulary.
-    case denied
 
     /// The name used in JSON output (`"kind"`).
     public var name: String {
@@ -155,7 +152,6 @@ public enum PolicyEventKind: Sendable, Equatable {
         case .acquisitionFailed: "acquisitionFailed"
         case .receiverLost: "receiverLost"
         case .receiverBack: "receiverBack"
-        case .denied: "denied"
         }
     }
 }

@@ -1,5 +1,5 @@
-/// How the runtime powers a receiver down and up (docs/contract.md §9). The policy only needs the regimes this allows;
-/// the runtime turns a regime into the commands.
+/// How a receiver is powered down and up: which `ReceiverControl` turns the policy's regimes into commands
+/// (docs/profiles.md). The policy only needs the regimes this allows.
 public enum PowerControl: String, Sendable, Hashable, CaseIterable {
     /// Nothing but closing the device: gpsd stops reading, the receiver may keep drawing current.
     case closeDevice
@@ -25,7 +25,8 @@ public struct ReceiverCurrents: Sendable, Hashable {
     public var powerSave: Double
     /// Not navigating, ephemeris and time kept (`ReceiverRegime.standby`).
     public var standby: Double
-    /// Backup domain only (RTC and battery-backed RAM).
+    /// Backup domain only (RTC and battery-backed RAM): a state below standby that receiver power control
+    /// may use; no policy regime charges it.
     public var backup: Double
     /// Powered off (`ReceiverRegime.off`).
     public var off: Double
@@ -47,7 +48,8 @@ public struct TimeToFirstFix: Sendable, Hashable {
     public var hot: Double
     /// Almanac and time kept, ephemeris expired: waits for an ephemeris broadcast (every 30 s).
     public var warm: Double
-    /// Nothing kept.
+    /// Nothing kept: a start after the receiver lost its memory. The policy and the simulation never use it
+    /// (see `timeToFirstFix(afterDown:in:)`); it is for receiver power control, after a power cut.
     public var cold: Double
     /// How long the receiver stays hot while down (standby or backup): the ephemeris' useful life.
     public var hotWindow: Double
@@ -225,20 +227,7 @@ extension ReceiverModel {
     public func validate() -> [ConfigurationError] {
         var errors: [ConfigurationError] = []
         if name.isEmpty { errors.append(.init("name", "must not be empty")) }
-        let currents: [(String, Double)] = [
-            ("acquisition", current.acquisition), ("tracking", current.tracking), ("powerSave", current.powerSave),
-            ("standby", current.standby), ("backup", current.backup), ("off", current.off),
-        ]
-        for (key, value) in currents where !(value.isFinite && value >= 0) {
-            errors.append(.init("current.\(key)", "must be a number of mA ≥ 0"))
-        }
-        let times: [(String, Double)] = [
-            ("hot", timeToFirstFix.hot), ("warm", timeToFirstFix.warm), ("cold", timeToFirstFix.cold),
-            ("hotWindow", timeToFirstFix.hotWindow),
-        ]
-        for (key, value) in times where !(value.isFinite && value >= 0) {
-            errors.append(.init("timeToFirstFix.\(key)", "must be a number of seconds ≥ 0"))
-        }
+        errors += ConfigurationNumber.problems(Self.numbers, in: self)
         return errors
     }
 }

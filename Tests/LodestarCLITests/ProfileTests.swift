@@ -321,6 +321,54 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     }
 }
 
+@Suite struct ProfileSchemaTests {
+    /// docs/profiles.md's table of keys is what the schema generates: change a key, then run
+    /// scripts/update-profiles-doc.
+    @Test func theDocumentedTableIsTheGeneratedOne() throws {
+        let document = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("docs/profiles.md"), encoding: .utf8)
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let begin = try #require(lines.firstIndex(of: ProfileSchema.markdownBegin))
+        let end = try #require(lines[begin...].firstIndex(of: ProfileSchema.markdownEnd))
+        let documented = lines[(begin + 1)..<end].map { $0 + "\n" }.joined()
+        #expect(documented == ProfileSchema.markdownTable, "regenerate: scripts/update-profiles-doc")
+        let (code, printed, _) = run(["profiles", "schema"])
+        #expect(code == 0)
+        #expect(printed == ProfileSchema.markdownTable)
+    }
+
+    /// Every number the policy, the updates and the receiver model validate is a key of the file, once.
+    @Test func everyValidatedNumberIsAKey() {
+        let paths = ProfileSchema.keys.map(\.path)
+        #expect(Set(paths).count == paths.count)
+        let validated =
+            UpdatesConfiguration.numbers.map { "updates.\($0.key)" }
+            + PolicyConfiguration.numbers.map { "policy.\($0.key)" }
+            + ReceiverModel.numbers.map { "receiver.\($0.key)" }
+        let numbers = ProfileSchema.keys.compactMap { key -> String? in
+            if case .number = key.kind { return key.path }
+            return nil
+        }
+        #expect(Set(validated).subtracting(numbers).isEmpty)
+        #expect(numbers.count == validated.count + 3)  // stalenessBound, deferred.untilTraveled, deferred.timeout
+    }
+
+    /// The reader's range and `validate()`'s are the same: a value just outside one is rejected by both.
+    @Test func theReaderAndValidateShareTheRanges() throws {
+        var configuration = PolicyConfiguration()
+        configuration.maximumAge = 3601
+        #expect(
+            configuration.validate().map(\.description) == ["maximumAge: must be a number of seconds from 1 to 3600"])
+        #expect(
+            problems(#"{"policy": {"maximumAge": 3601}}"#).map(\.description) == [
+                "policy.maximumAge: is 3601, out of range (allowed: a number of seconds from 1 to 3600)"
+            ])
+        var receiver = ReceiverModel.ublox8
+        receiver.timeToFirstFix.cold = 1801
+        #expect(receiver.validate().map(\.field) == ["timeToFirstFix.cold"])
+    }
+}
+
 @Suite struct ProfileLookupTests {
     @Test func namesAreLookedUpInTheProfileDirectory() throws {
         let folder = try temporaryFolder()
@@ -363,7 +411,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
 @Suite struct ProfilesCommandTests {
     @Test(arguments: [
         ["profiles", "--help"], ["profiles", "help"], ["profiles", "list", "--help"], ["profiles", "show", "--help"],
-        ["profiles", "validate", "-h"], ["profiles", "show", "car", "--help"],
+        ["profiles", "validate", "-h"], ["profiles", "show", "car", "--help"], ["profiles", "schema", "--help"],
     ])
     func helpOnEveryLevelGoesToStandardOutput(arguments: [String]) {
         let (code, output, error) = run(arguments)
@@ -379,6 +427,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     @Test(arguments: [
         ["profiles"], ["profiles", "frob"], ["profiles", "show"], ["profiles", "show", "car", "bike"],
         ["profiles", "list", "extra"], ["profiles", "validate"], ["profiles", "validate", "--bogus", "x.json"],
+        ["profiles", "schema", "extra"],
     ])
     func usageErrorsExit64(arguments: [String]) {
         let (code, output, error) = run(arguments)

@@ -6,6 +6,7 @@ import GPSD
 import GPSModel
 import Lodestar
 import Policy
+import Receivers
 import Testing
 
 /// A capture written line by line: gpsd TPVs on a 1 Hz receiver moving east, with its `t` as given.
@@ -242,6 +243,29 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         await #expect(throws: LocationError.finished) { try await manager.requestLocation() }
     }
 
+    /// The receiver control hears the policy's regimes, then, once the manager finishes, the profile's exit
+    /// regime; a manager made without one leaves the receiver in the policy's last regime.
+    @Test func theReceiverIsLeftInTheExitRegime() async throws {
+        var profile = try ProfileStore.load(nameOrPath: "walk")
+        profile.exitRegime = .standby
+        let control = RecordingControl()
+        let manager = LocationManager(
+            source: .replay(try HandMadeCapture.moving(seconds: 20), speed: nil), profile: profile,
+            receiverControl: control)
+        manager.startUpdatingLocation(profile.updates)
+        _ = await allUpdates(manager)
+        #expect(control.regimes.count >= 2)
+        #expect(control.regimes.last == .standby)
+        #expect(control.regimes.dropLast().last == .off)
+
+        let plain = RecordingControl()
+        let withoutExit = LocationManager(
+            source: .replay(try HandMadeCapture.moving(seconds: 20), speed: nil), receiverControl: plain)
+        withoutExit.startUpdatingLocation()
+        _ = await allUpdates(withoutExit)
+        #expect(plain.regimes.last == .off)
+    }
+
     // MARK: Replay of the repo's captures
 
     @Test func aRealDriveDeliversCleanLocations() async throws {
@@ -326,4 +350,14 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         #expect(!locations(updates).isEmpty)
         #expect(regimes(updates).last == .off)
     }
+}
+
+/// Remembers every regime it is asked for.
+private final class RecordingControl: ReceiverControl, @unchecked Sendable {
+    private let lock = NSLock()
+    private var asked: [ReceiverRegime] = []
+
+    var regimes: [ReceiverRegime] { lock.withLock { asked } }
+
+    func setRegime(_ regime: ReceiverRegime, reason: String) { lock.withLock { asked.append(regime) } }
 }

@@ -26,7 +26,8 @@ public struct Profile: Sendable, Hashable {
     /// Metres: the staleness a user of this profile accepts (the distance from the true position to the
     /// last delivered location; the evaluation measures it at p95, docs/contract.md §11).
     public var stalenessBound: Double
-    /// The regime the receiver is returned to when Lodestar exits (docs/contract.md §9): running by default.
+    /// The regime a `LocationManager` made from this profile asks its receiver control for when it finishes:
+    /// running by default.
     public var exitRegime: ReceiverRegime
 
     public init(
@@ -74,7 +75,7 @@ public struct Profile: Sendable, Hashable {
         return events
     }
 
-    /// The regime the runtime actually leaves the receiver in on exit (a regime the receiver lacks falls
+    /// The regime the manager leaves the receiver in when it finishes (a regime the receiver lacks falls
     /// back, as `ReceiverModel.effectiveRegime` says).
     public var effectiveExitRegime: ReceiverRegime { receiver.effectiveRegime(exitRegime) }
 
@@ -93,9 +94,6 @@ public struct Profile: Sendable, Hashable {
             deferral: deferred.map { SimulationSetup.Deferral(untilTraveled: $0.untilTraveled, timeout: $0.timeout) },
             significantChange: significantChange, policy: effectivePolicy, receiver: receiver)
     }
-
-    /// The policy this profile configures, ready for `startEvents`.
-    public func makePolicy() -> Policy { Policy(configuration: effectivePolicy, receiver: receiver) }
 }
 
 /// A profile that cannot be used. `invalid` lists every problem, each naming the key path and what is

@@ -71,7 +71,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         #expect(
             Set(commandPaths.map { $0.joined(separator: " ") }) == [
                 "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
-                "profiles validate",
+                "profiles validate", "profiles schema",
             ])
     }
 

@@ -425,11 +425,9 @@ public struct Policy: Sendable {
         state.failures += 1
         let delay = backoff(base: rule.minimumInterval, failures: state.failures)
         state.phase = .sleeping
-        schedule(.dutyCycleWake, at: now + delay)
-        let detail =
-            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(configuration.acquisition.timeout)) (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(delay))"
-        emit(.acquisitionFailed, detail)
-        reason = detail
+        acquisitionFailed(
+            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(configuration.acquisition.timeout)) (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(delay))",
+            retry: .dutyCycleWake, at: now + delay)
         updates = state
     }
 
@@ -467,11 +465,9 @@ public struct Policy: Sendable {
             backoff(base: rule.probeInterval, failures: pause.failures))
         state.phase = .paused(pause)
         updates = state
-        schedule(.probe, at: now + pause.probeInterval)
-        let detail =
-            "probe found no fix within \(Words.duration(waited)) (\(Words.ordinal(pause.failures)) failure in a row); next probe in \(Words.duration(pause.probeInterval))"
-        emit(.acquisitionFailed, detail)
-        reason = detail
+        acquisitionFailed(
+            "probe found no fix within \(Words.duration(waited)) (\(Words.ordinal(pause.failures)) failure in a row); next probe in \(Words.duration(pause.probeInterval))",
+            retry: .probe, at: now + pause.probeInterval)
     }
 
     // MARK: - Predictive naps (PolicyConfiguration.prediction, docs/contract.md §11)
@@ -544,11 +540,9 @@ public struct Policy: Sendable {
         state.failures += 1
         let sleep = backoff(base: waited, failures: state.failures - 1)
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
-        schedule(.predictionWake, at: now + sleep)
-        let detail =
-            "no fix after a nap's wake (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(sleep))"
-        emit(.acquisitionFailed, detail)
-        reason = detail
+        acquisitionFailed(
+            "no fix after a nap's wake (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(sleep))",
+            retry: .predictionWake, at: now + sleep)
     }
 
     // MARK: - Deferred updates (docs/contract.md §5)
@@ -702,11 +696,9 @@ public struct Policy: Sendable {
         state.failures += 1
         let delay = backoff(base: configuration.significantChange.wakeInterval, failures: state.failures)
         significantChange = state
-        schedule(.significantChangeWake, at: now + delay)
-        let detail =
-            "significant-change wake found no fix within \(Words.duration(configuration.acquisition.timeout)); next in \(Words.duration(delay))"
-        emit(.acquisitionFailed, detail)
-        reason = detail
+        acquisitionFailed(
+            "significant-change wake found no fix within \(Words.duration(configuration.acquisition.timeout)); next in \(Words.duration(delay))",
+            retry: .significantChangeWake, at: now + delay)
     }
 
     // MARK: - Single-shot requests (docs/contract.md §7)
@@ -802,6 +794,13 @@ public struct Policy: Sendable {
         case .request(let requestID): requestTimedOut(requestID)
         case .predictionWake: predictionWake(now: now)
         }
+    }
+
+    /// A wake or probe found no fix: the retry is scheduled, the failure told, and it becomes the reason.
+    private mutating func acquisitionFailed(_ detail: String, retry timer: TimerID, at deadline: Instant) {
+        schedule(timer, at: deadline)
+        emit(.acquisitionFailed, detail)
+        reason = detail
     }
 
     private mutating func schedule(_ id: TimerID, at deadline: Instant) {

@@ -70,6 +70,15 @@ public final class GPSDTestBed {
         try gpsd.addDeviceAndWait(terminal)
     }
 
+    /// A test bed whose gpsd opens its device read-only (`-b`): for tests that only read what gpsd reports.
+    /// `port` restarts a gpsd where an earlier one was.
+    public static func readOnly(port: UInt16? = nil) throws -> GPSDTestBed {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        if let port { options.port = port }
+        return try GPSDTestBed(options: options)
+    }
+
     public var port: String { String(gpsd.port) }
 
     public func feed(_ bytes: [UInt8], speed: Double? = nil) -> CaptureFeeder.Outcome {

@@ -8,9 +8,7 @@ import Testing
 /// The live source as async Swift: an `AsyncSequence` of events, read on its own thread.
 @Suite(.tags(.gpsd)) struct LiveSourceAsyncTests {
     @Test func eventsArriveAsAnAsyncSequence() async throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let source = LiveReportSource(host: "127.0.0.1", port: bed.port)
         let capture = try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea")
         var fixes: [Fix] = []

@@ -131,9 +131,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 @Suite(.serialized, .tags(.gpsd)) struct RecordRoundTripTests {
     @Test(arguments: Fixtures.captureNames)
     func recordingReplaysToWhatWatchPrintedLive(capture: String) throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"
@@ -211,9 +209,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     /// message, exit 74, and every line written before it replays.
     @Test func aFullDiskStopsRecordingAndKeepsWhatWasWritten() throws {
         let binary = try #require(ExecutableTests.executable, "build the lodestar executable first")
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"

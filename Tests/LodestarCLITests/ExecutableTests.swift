@@ -18,9 +18,7 @@ import Testing
 
     @Test func interruptEndsWatchCleanlyAfterPrintingFixesAsTheyArrive() throws {
         let binary = try #require(Self.executable, "build the lodestar executable first (swift build --build-tests)")
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let folder = NSTemporaryDirectory() + "lodestar-exe-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -6,9 +6,7 @@ import Testing
 /// and prints every fix the new gpsd reports.
 @Suite(.tags(.gpsd)) struct ReconnectTests {
     @Test func watchSurvivesGpsdRestart() throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let first = try GPSDTestBed(options: options)
+        let first = try GPSDTestBed.readOnly()
         let port = first.gpsd.port
         let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", String(port), "--format", "jsonl"])
         try waitUntil("lodestar watch to watch") { watch.standardError.text.contains("watching gpsd") }
@@ -20,8 +18,7 @@ import Testing
         let before = watch.standardOutput.lines.count
         #expect(watch.status == nil, "watch ended when gpsd died")
 
-        options.port = port
-        let second = try GPSDTestBed(options: options)
+        let second = try GPSDTestBed.readOnly(port: port)
         try waitUntil("the reconnection") { watch.standardError.text.contains("receiver back") }
         let (gpspipe, gpspipeOutput) = try second.startGpspipe()
         defer {

@@ -11,9 +11,7 @@ import Testing
     @Test(arguments: Fixtures.captureNames)
     func watchPrintsWhatGpspipeSees(capture: String) throws {
         // Read-only (-b): gpsd skips its 2 s of probe writes when it opens the device; what it decodes is the same.
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let (gpspipe, gpspipeOutput) = try bed.startGpspipe()
         defer {
             gpspipe.terminate()

@@ -329,9 +329,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
 
     /// gpsd in the loop: a private gpsd reads a receiver log from a pty; the manager delivers its fixes.
     @Test func liveGpsdDeliversLocations() async throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let manager = LocationManager(source: .gpsd(host: "127.0.0.1", port: bed.port))
         manager.startUpdatingLocation()
         let stream = manager.updates

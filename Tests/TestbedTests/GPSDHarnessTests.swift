@@ -26,9 +26,7 @@ import Testing
     /// `addDeviceAndWait` asks again when gpsd gave no answer, and relies on gpsd answering ERROR (not
     /// adding a second copy) when the unanswered request had in fact worked.
     @Test func gpsdRefusesADeviceItAlreadyHas() throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         let error = #expect(throws: PrivateGPSD.StartError.self) {
             try bed.gpsd.addDevice(bed.terminal.devicePath)
         }
@@ -40,9 +38,7 @@ import Testing
     }
 
     @Test func readOnlyGpsdWritesNothing() throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
+        let bed = try GPSDTestBed.readOnly()
         _ = bed.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
         usleep(300_000)
         #expect(bed.terminal.bytesFromHost.isEmpty)

@@ -1,6 +1,7 @@
 import SystemInterface
 import CGPS
 import GPSModel
+import JSON
 
 #if canImport(Glibc)
 import Glibc
@@ -234,12 +235,7 @@ public final class GPSDSession {
     public func watchRawBytes(device: String? = nil) throws(GPSDError) {
         var command = #"?WATCH={"enable":true,"json":false,"raw":2"#
         if let device {
-            var quoted: [UInt8] = []
-            for byte in device.utf8 where byte >= 0x20 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { quoted.append(UInt8(ascii: "\\")) }
-                quoted.append(byte)
-            }
-            command += #","device":""# + String(decoding: quoted, as: UTF8.self) + "\""
+            command += #","device":"# + JSONWriter.quoted(device)
         }
         try send(command + "};")
     }

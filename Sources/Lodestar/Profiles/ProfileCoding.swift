@@ -1,3 +1,4 @@
+import JSON
 import Policy
 
 // A profile to and from JSON. The key order of `jsonValue` is the order of docs/profiles.md and of the

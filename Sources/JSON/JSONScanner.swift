@@ -346,7 +346,7 @@ package enum JSONText {
             UTF8.encode(scalar) { output.append($0) }
         }
         guard pendingHighSurrogate == nil else {
-            throw JSONScanFailure(index: inner.upperBound, reason: .unpairedSurrogate)
+            throw JSONScanFailure(index: range.upperBound, reason: .unpairedSurrogate)
         }
         guard let text = String(validating: output, as: UTF8.self) else {
             throw JSONScanFailure(index: range.upperBound, reason: .invalidUTF8)

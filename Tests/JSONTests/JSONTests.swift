@@ -117,6 +117,10 @@ private func decodedString(_ json: String) -> String? {
         #expect(parseError(#"{"s":"# + json + "}")?.message == "a \\u escape has an unpaired surrogate")
     }
 
+    @Test func anUnpairedSurrogateIsReportedAfterItsString() {
+        #expect(parseError(#"{"s":"\ud83d"}"#)?.column == 14)
+    }
+
     @Test func refusesBytesThatAreNotUTF8() {
         var bytes = Array(#"{"s":"x"#.utf8)
         bytes += [0xFF, UInt8(ascii: "\""), UInt8(ascii: "}")]

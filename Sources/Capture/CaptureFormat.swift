@@ -203,7 +203,9 @@ public enum Base64 {
     /// `text` wrapped over lines (line breaks and spaces between the groups are skipped); nil when the rest
     /// is not canonical padded base64.
     public static func decode(lines text: String) -> [UInt8]? {
-        let letters = text.utf8.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: " ") }
+        let letters = text.utf8.filter {
+            $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: " ")
+        }
         return letters.withUnsafeBufferPointer { decode($0) }
     }
 }

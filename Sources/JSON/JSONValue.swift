@@ -101,7 +101,8 @@ package enum JSONParser {
         case .trailingCommaInArray: return "expected a value, found ']' (JSON allows no trailing comma)"
         case .nestedTooDeeply: return "nested too deeply"
         case .expectedKey(let afterComma):
-            return "expected a key in double quotes, found \(found)" + (afterComma ? " (JSON allows no trailing comma)" : "")
+            return "expected a key in double quotes, found \(found)"
+                + (afterComma ? " (JSON allows no trailing comma)" : "")
         case .duplicateKey(let range): return "the key \"\(key(range))\" appears twice in the same object"
         case .expectedColon(let range): return "expected ':' after the key \"\(key(range))\", found \(found)"
         case .expectedCommaOrBrace(let range):

@@ -158,7 +158,9 @@ private func decodedString(_ json: String) -> String? {
         #expect(parseError(#"{"a": 1, "a": 2}"#)?.message == #"the key "a" appears twice in the same object"#)
         #expect(parseError(#"{"a": 1, "a": 2}"#)?.column == 10)
         #expect(parseError(#"{"a" 1}"#)?.message == #"expected ':' after the key "a", found '1'"#)
-        #expect(parseError(#"{"a": 1 // no"#)?.message == #"expected ',' or '}' after the value of "a", found '/' (JSON has no comments)"#)
+        #expect(
+            parseError(#"{"a": 1 // no"#)?.message
+                == #"expected ',' or '}' after the value of "a", found '/' (JSON has no comments)"#)
         #expect(parseError("[1, 2,]")?.message == "expected a value, found ']' (JSON allows no trailing comma)")
         #expect(parseError(#"{"a": "\x"}"#)?.message == #"'\x' is not a JSON escape"#)
         #expect(parseError(#"{"a": 1e999}"#)?.message == "a number too large to represent")
@@ -170,7 +172,8 @@ private func decodedString(_ json: String) -> String? {
 
 @Suite struct JSONWriterTests {
     @Test func escapesQuotesBackslashesAndControlCharacters() {
-        #expect(JSONWriter.quoted("a\"b\\c\nd\re\tf\u{1}g\u{1F}h/é😀") == #""a\"b\\c\nd\re\tf\u0001g\u001fh/é😀""#)
+        #expect(
+            JSONWriter.quoted("a\"b\\c\nd\re\tf\u{1}g\u{1F}h/é😀") == #""a\"b\\c\nd\re\tf\u0001g\u001fh/é😀""#)
     }
 
     @Test(arguments: ["", "plain", "a\"b\\c\nd\u{0}\u{7F}", "é€😀𝄞", "\u{1}\u{8}\u{C}"])

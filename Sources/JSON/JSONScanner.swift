@@ -1,18 +1,20 @@
-/// Where and why a text is not JSON: the index of the offending byte and the rule it breaks. Plain values
-/// only (no strings), so failing costs nothing on the hot path; `JSONParser` turns it into a message.
+/// Where and why a text is not JSON: the index of the offending byte and the rule it breaks. Two words
+/// with no payload, so every call of the scanner can return it in registers; `JSONParser` turns it into a
+/// message (the key a message names is the scanner's `key`).
 package struct JSONScanFailure: Error, Sendable, Equatable {
-    package enum Reason: Sendable, Equatable {
+    package enum Reason: UInt8, Sendable, Equatable {
         case empty
         case expectedValue
         /// `]` right after a comma.
         case trailingCommaInArray
         case nestedTooDeeply
-        /// No `"` where a key belongs; `afterComma` when a member came before (a trailing comma).
-        case expectedKey(afterComma: Bool)
-        /// The key's bytes between its quotes.
-        case duplicateKey(Range<Int>)
-        case expectedColon(key: Range<Int>)
-        case expectedCommaOrBrace(key: Range<Int>)
+        /// No `"` where a key belongs.
+        case expectedKey
+        /// No `"` where a key belongs, after a comma (a trailing comma).
+        case expectedKeyAfterComma
+        case duplicateKey
+        case expectedColon
+        case expectedCommaOrBrace
         case expectedCommaOrBracket
         case stringNotClosed
         case controlCharacter
@@ -72,6 +74,8 @@ struct JSONScanner {
     var index: Int
     let depthLimit: Int
     var depth = 0
+    /// The key (its bytes between the quotes) of the member being read, for the messages that name it.
+    var key: Range<Int> = 0..<0
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int = 0, depthLimit: Int) {
         self.bytes = bytes
@@ -79,12 +83,15 @@ struct JSONScanner {
         self.depthLimit = depthLimit
     }
 
-    var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+    var peek: UInt8? {
+        @inline(__always) get { index < bytes.count ? bytes[index] : nil }
+    }
 
     func failure(_ reason: JSONScanFailure.Reason) -> JSONScanFailure {
         JSONScanFailure(index: index, reason: reason)
     }
 
+    @inline(__always)
     mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -108,8 +115,8 @@ struct JSONScanner {
         guard let byte = peek else { throw failure(.expectedValue) }
         let start = index
         switch byte {
-        case UInt8(ascii: "{"): return try object(&builder)
-        case UInt8(ascii: "["): return try array(&builder)
+        case UInt8(ascii: "{"): return try object(&builder) { _, _, _ in }
+        case UInt8(ascii: "["): return try array(&builder) { _, _ in }
         case UInt8(ascii: "\""):
             try string()
             return try builder.string(start..<index)
@@ -134,9 +141,11 @@ struct JSONScanner {
         depth += 1
     }
 
-    private mutating func object<Builder: JSONBuilder>(_ builder: inout Builder) throws(JSONScanFailure)
-        -> Builder.Value
-    {
+    /// An object; `member` also sees each of its members (the flat scan's view, without a closure stored
+    /// anywhere, so nothing is allocated).
+    mutating func object<Builder: JSONBuilder>(
+        _ builder: inout Builder, member: (_ key: Range<Int>, Builder.Value, _ value: Range<Int>) -> Void
+    ) throws(JSONScanFailure) -> Builder.Value {
         try nest()
         defer { depth -= 1 }
         index += 1
@@ -146,36 +155,41 @@ struct JSONScanner {
             index += 1
             return builder.endObject(object)
         }
-        var afterComma = false
+        var missingKey = JSONScanFailure.Reason.expectedKey
         while true {
             skipSpace()
-            guard peek == UInt8(ascii: "\"") else { throw failure(.expectedKey(afterComma: afterComma)) }
+            guard peek == UInt8(ascii: "\"") else { throw failure(missingKey) }
             let keyStart = index
             try string()
-            let key = (keyStart + 1)..<(index - 1)
+            let memberKey = (keyStart + 1)..<(index - 1)
+            key = memberKey
             skipSpace()
-            guard peek == UInt8(ascii: ":") else { throw failure(.expectedColon(key: key)) }
+            guard peek == UInt8(ascii: ":") else { throw failure(.expectedColon) }
             index += 1
             skipSpace()
             let valueStart = index
-            let member = try value(&builder)
-            try builder.member(key: key, value: member, range: valueStart..<index, depth: depth, in: &object)
+            let value = try self.value(&builder)
+            // The value may hold objects of its own: name this member's key again.
+            key = memberKey
+            try builder.member(key: memberKey, value: value, range: valueStart..<index, depth: depth, in: &object)
+            member(memberKey, value, valueStart..<index)
             skipSpace()
             switch peek {
             case UInt8(ascii: ","):
                 index += 1
-                afterComma = true
+                missingKey = .expectedKeyAfterComma
             case UInt8(ascii: "}"):
                 index += 1
                 return builder.endObject(object)
-            default: throw failure(.expectedCommaOrBrace(key: key))
+            default: throw failure(.expectedCommaOrBrace)
             }
         }
     }
 
-    private mutating func array<Builder: JSONBuilder>(_ builder: inout Builder) throws(JSONScanFailure)
-        -> Builder.Value
-    {
+    /// An array; `element` also sees each of its elements.
+    mutating func array<Builder: JSONBuilder>(
+        _ builder: inout Builder, element: (Builder.Value, _ value: Range<Int>) -> Void
+    ) throws(JSONScanFailure) -> Builder.Value {
         try nest()
         defer { depth -= 1 }
         index += 1
@@ -189,8 +203,9 @@ struct JSONScanner {
             skipSpace()
             if peek == UInt8(ascii: "]") { throw failure(.trailingCommaInArray) }
             let start = index
-            let element = try value(&builder)
-            builder.element(element, range: start..<index, depth: depth, in: &array)
+            let value = try self.value(&builder)
+            builder.element(value, range: start..<index, depth: depth, in: &array)
+            element(value, start..<index)
             skipSpace()
             switch peek {
             case UInt8(ascii: ","): index += 1
@@ -203,66 +218,82 @@ struct JSONScanner {
     }
 
     /// A string's syntax; what its escapes mean (surrogate pairs) and UTF-8 are checked when it is decoded.
+    /// The hot loop of every scan: it runs on a local position, so the index stays in a register.
+    @inline(__always)
     private mutating func string() throws(JSONScanFailure) {
-        index += 1
-        while index < bytes.count {
-            let byte = bytes[index]
+        var position = index + 1
+        let end = bytes.count
+        defer { index = position }
+        guard let base = bytes.baseAddress else { throw JSONScanFailure(index: position, reason: .stringNotClosed) }
+        while position < end {
+            let byte = base[position]
             if byte == UInt8(ascii: "\"") {
-                index += 1
+                position += 1
                 return
             }
-            if byte < 0x20 { throw failure(.controlCharacter) }
-            index += 1
-            guard byte == UInt8(ascii: "\\") else { continue }
-            guard let escaped = peek else { throw failure(.stringNotClosed) }
-            switch escaped {
+            if byte < 0x20 { throw JSONScanFailure(index: position, reason: .controlCharacter) }
+            position += 1
+            if byte != UInt8(ascii: "\\") { continue }
+            guard position < end else { throw JSONScanFailure(index: position, reason: .stringNotClosed) }
+            switch base[position] {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                index += 1
+                position += 1
             case UInt8(ascii: "u"):
-                index += 1
+                position += 1
                 for _ in 0..<4 {
-                    guard let digit = peek, JSONText.hexDigit(digit) != nil else { throw failure(.hexEscape) }
-                    index += 1
+                    guard position < end, JSONText.hexDigit(base[position]) != nil else {
+                        throw JSONScanFailure(index: position, reason: .hexEscape)
+                    }
+                    position += 1
                 }
-            default: throw failure(.badEscape)
+            default: throw JSONScanFailure(index: position, reason: .badEscape)
             }
         }
-        throw failure(.stringNotClosed)
+        throw JSONScanFailure(index: position, reason: .stringNotClosed)
     }
 
+    @inline(__always)
     private mutating func literal(_ word: StaticString) throws(JSONScanFailure) {
-        let matches = word.withUTF8Buffer { letters in
-            bytes.count - index >= letters.count
-                && letters.indices.allSatisfy { bytes[index + $0] == letters[$0] }
-        }
-        guard matches else { throw failure(.expectedValue) }
-        index += word.utf8CodeUnitCount
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - index >= count else { throw failure(.expectedValue) }
+        let letters = word.utf8Start
+        for offset in 0..<count where bytes[index + offset] != letters[offset] { throw failure(.expectedValue) }
+        index += count
     }
 
-    private mutating func digits() -> Int {
-        let start = index
-        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
-        return index - start
-    }
-
+    /// A number's syntax, on a local position like `string()`: gpsd lines are mostly numbers.
+    @inline(__always)
     private mutating func number() throws(JSONScanFailure) {
-        if peek == UInt8(ascii: "-") { index += 1 }
-        let integerStart = index
-        let integerDigits = digits()
-        guard integerDigits > 0 else { throw failure(.expectedDigit) }
-        if integerDigits > 1 && bytes[integerStart] == UInt8(ascii: "0") {
-            index = integerStart
-            throw failure(.leadingZero)
+        var position = index
+        let end = bytes.count
+        defer { index = position }
+        if position < end && bytes[position] == UInt8(ascii: "-") { position += 1 }
+        let integerStart = position
+        while position < end, bytes[position] &- 0x30 < 10 { position += 1 }
+        guard position > integerStart else { throw JSONScanFailure(index: position, reason: .expectedDigit) }
+        if position - integerStart > 1 && bytes[integerStart] == UInt8(ascii: "0") {
+            position = integerStart
+            throw JSONScanFailure(index: position, reason: .leadingZero)
         }
-        if peek == UInt8(ascii: ".") {
-            index += 1
-            guard digits() > 0 else { throw failure(.expectedFractionDigit) }
+        if position < end && bytes[position] == UInt8(ascii: ".") {
+            position += 1
+            let fractionStart = position
+            while position < end, bytes[position] &- 0x30 < 10 { position += 1 }
+            guard position > fractionStart else {
+                throw JSONScanFailure(index: position, reason: .expectedFractionDigit)
+            }
         }
-        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
-            index += 1
-            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
-            guard digits() > 0 else { throw failure(.expectedExponentDigit) }
+        if position < end && bytes[position] | 0x20 == UInt8(ascii: "e") {
+            position += 1
+            if position < end && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")) {
+                position += 1
+            }
+            let exponentStart = position
+            while position < end, bytes[position] &- 0x30 < 10 { position += 1 }
+            guard position > exponentStart else {
+                throw JSONScanFailure(index: position, reason: .expectedExponentDigit)
+            }
         }
     }
 }

@@ -16,10 +16,17 @@ package enum JSONSyntax {
     package static func scanObject(
         _ bytes: UnsafeBufferPointer<UInt8>, member: (_ key: Range<Int>, _ kind: Kind, _ value: Range<Int>) -> Void
     ) -> Bool {
-        withoutActuallyEscaping(member) { member in
-            var builder = TopLevelBuilder(member: member, element: nil)
-            return scan(bytes, opening: UInt8(ascii: "{"), with: &builder)
+        var scanner = JSONScanner(bytes, depthLimit: depthLimit)
+        var builder = KindBuilder()
+        scanner.skipSpace()
+        guard scanner.peek == UInt8(ascii: "{") else { return false }
+        do {
+            _ = try scanner.object(&builder, member: member)
+        } catch {
+            return false
         }
+        scanner.skipSpace()
+        return scanner.index == bytes.count
     }
 
     /// Checks that `bytes` is exactly one JSON array and calls `element` with each top-level element's kind
@@ -27,24 +34,17 @@ package enum JSONSyntax {
     package static func scanArray(
         _ bytes: UnsafeBufferPointer<UInt8>, element: (_ kind: Kind, _ value: Range<Int>) -> Void
     ) -> Bool {
-        withoutActuallyEscaping(element) { element in
-            var builder = TopLevelBuilder(member: nil, element: element)
-            return scan(bytes, opening: UInt8(ascii: "["), with: &builder)
-        }
-    }
-
-    private static func scan(
-        _ bytes: UnsafeBufferPointer<UInt8>, opening: UInt8, with builder: inout TopLevelBuilder
-    ) -> Bool {
         var scanner = JSONScanner(bytes, depthLimit: depthLimit)
+        var builder = KindBuilder()
         scanner.skipSpace()
-        guard scanner.peek == opening else { return false }
+        guard scanner.peek == UInt8(ascii: "[") else { return false }
         do {
-            _ = try scanner.document(&builder)
-            return true
+            _ = try scanner.array(&builder, element: element)
         } catch {
             return false
         }
+        scanner.skipSpace()
+        return scanner.index == bytes.count
     }
 
     /// The text of a JSON string value (`range` includes its quotes), escapes decoded; nil when an escape
@@ -60,22 +60,15 @@ package enum JSONSyntax {
     }
 }
 
-/// Kinds and ranges of the outermost container's members or elements; everything deeper is only checked.
-private struct TopLevelBuilder: JSONBuilder {
-    let member: ((Range<Int>, JSONSyntax.Kind, Range<Int>) -> Void)?
-    let element: ((JSONSyntax.Kind, Range<Int>) -> Void)?
-
+/// Only the kind of each value: everything below the outermost container is checked and forgotten.
+private struct KindBuilder: JSONBuilder {
     func string(_ range: Range<Int>) -> JSONSyntax.Kind { .string }
     func number(_ range: Range<Int>) -> JSONSyntax.Kind { .number }
     func literal(_ value: Bool?) -> JSONSyntax.Kind { value == nil ? .null : .bool }
     func beginObject() {}
-    func member(key: Range<Int>, value: JSONSyntax.Kind, range: Range<Int>, depth: Int, in object: inout Void) {
-        if depth == 1 { member?(key, value, range) }
-    }
+    func member(key: Range<Int>, value: JSONSyntax.Kind, range: Range<Int>, depth: Int, in object: inout Void) {}
     func endObject(_ object: Void) -> JSONSyntax.Kind { .object }
     func beginArray() {}
-    func element(_ value: JSONSyntax.Kind, range: Range<Int>, depth: Int, in array: inout Void) {
-        if depth == 1 { element?(value, range) }
-    }
+    func element(_ value: JSONSyntax.Kind, range: Range<Int>, depth: Int, in array: inout Void) {}
     func endArray(_ array: Void) -> JSONSyntax.Kind { .array }
 }

@@ -48,6 +48,7 @@ package enum JSONParser {
     static let depthLimit = 32
 
     package static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+        var key = 0..<0
         let result: Result<JSONValue, JSONScanFailure> = bytes.withUnsafeBufferPointer { buffer in
             // A UTF-8 byte order mark is what some editors write; accept it.
             var scanner = JSONScanner(
@@ -58,17 +59,19 @@ package enum JSONParser {
             do throws(JSONScanFailure) {
                 return .success(try scanner.document(&builder))
             } catch {
+                key = scanner.key
                 return .failure(error)
             }
         }
         switch result {
         case .success(let value): return value
-        case .failure(let failure): throw syntaxError(failure, in: bytes)
+        case .failure(let failure): throw syntaxError(failure, key: key, in: bytes)
         }
     }
 
     /// The failure as people read it: 1-based line and column (in characters) and what was wrong.
-    static func syntaxError(_ failure: JSONScanFailure, in bytes: [UInt8]) -> JSONSyntaxError {
+    /// `key` is the bytes between the quotes of the key a message names.
+    static func syntaxError(_ failure: JSONScanFailure, key: Range<Int>, in bytes: [UInt8]) -> JSONSyntaxError {
         let index = min(failure.index, bytes.count)
         var line = 1
         var lineStart = 0
@@ -78,10 +81,10 @@ package enum JSONParser {
         }
         // Columns count characters, not bytes: skip UTF-8 continuation bytes.
         let column = bytes[lineStart..<index].count { $0 & 0xC0 != 0x80 } + 1
-        return JSONSyntaxError(line: line, column: column, message: message(failure, in: bytes))
+        return JSONSyntaxError(line: line, column: column, message: message(failure, key: key, in: bytes))
     }
 
-    private static func message(_ failure: JSONScanFailure, in bytes: [UInt8]) -> String {
+    private static func message(_ failure: JSONScanFailure, key range: Range<Int>, in bytes: [UInt8]) -> String {
         let byte = failure.index < bytes.count ? bytes[failure.index] : nil
         var found: String {
             guard let byte else { return "the end of the file" }
@@ -89,7 +92,7 @@ package enum JSONParser {
             if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
             return "byte 0x\(String(byte, radix: 16))"
         }
-        func key(_ range: Range<Int>) -> String {
+        var key: String {
             bytes.withUnsafeBufferPointer { buffer in
                 (try? JSONText.string(buffer, (range.lowerBound - 1)..<(range.upperBound + 1)))
                     ?? String(decoding: buffer[range], as: UTF8.self)
@@ -100,13 +103,12 @@ package enum JSONParser {
         case .expectedValue: return "expected a value, found \(found)"
         case .trailingCommaInArray: return "expected a value, found ']' (JSON allows no trailing comma)"
         case .nestedTooDeeply: return "nested too deeply"
-        case .expectedKey(let afterComma):
-            return "expected a key in double quotes, found \(found)"
-                + (afterComma ? " (JSON allows no trailing comma)" : "")
-        case .duplicateKey(let range): return "the key \"\(key(range))\" appears twice in the same object"
-        case .expectedColon(let range): return "expected ':' after the key \"\(key(range))\", found \(found)"
-        case .expectedCommaOrBrace(let range):
-            return "expected ',' or '}' after the value of \"\(key(range))\", found \(found)"
+        case .expectedKey: return "expected a key in double quotes, found \(found)"
+        case .expectedKeyAfterComma:
+            return "expected a key in double quotes, found \(found) (JSON allows no trailing comma)"
+        case .duplicateKey: return "the key \"\(key)\" appears twice in the same object"
+        case .expectedColon: return "expected ':' after the key \"\(key)\", found \(found)"
+        case .expectedCommaOrBrace: return "expected ',' or '}' after the value of \"\(key)\", found \(found)"
         case .expectedCommaOrBracket: return "expected ',' or ']' in a list, found \(found)"
         case .stringNotClosed: return "a string is not closed"
         case .controlCharacter: return "a control character inside a string (write it as an escape)"
@@ -151,7 +153,7 @@ private struct TreeBuilder: JSONBuilder {
         let quoted = (key.lowerBound - 1)..<(key.upperBound + 1)
         let name = try JSONText.string(bytes, quoted)
         if object.contains(where: { $0.key == name }) {
-            throw JSONScanFailure(index: quoted.lowerBound, reason: .duplicateKey(key))
+            throw JSONScanFailure(index: quoted.lowerBound, reason: .duplicateKey)
         }
         object.append((name, value))
     }

@@ -25,26 +25,31 @@ let package = Package(
         // monotonic clock, threads, child processes.
         .target(name: "SystemInterface"),
         .target(name: "GPSModel"),
-        .target(name: "GPSD", dependencies: ["CGPS", "GPSModel", "SystemInterface"]),
+        // The one JSON scanner, value tree and writer: gpsd lines, captures, profiles and command output.
+        .target(name: "JSON"),
+        .target(name: "GPSD", dependencies: ["CGPS", "GPSModel", "JSON", "SystemInterface"]),
         // The pure power policy of docs/contract.md: events in, actions out, no clock and no I/O.
         .target(name: "Policy", dependencies: ["GPSModel"]),
-        .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "SystemInterface"]),
+        .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "JSON", "SystemInterface"]),
         .target(name: "Simulation", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
         .target(name: "Receivers", dependencies: ["GPSModel", "GPSD", "Policy", "SystemInterface"]),
         // Test infrastructure: used by the tests, `lodestar demo` and bench/, never by the library.
         .target(name: "Testbed", dependencies: ["GPSModel", "GPSD", "Capture", "SystemInterface"]),
         .target(
             name: "Lodestar",
-            dependencies: ["GPSModel", "GPSD", "Policy", "Capture", "Simulation", "Receivers", "SystemInterface"]),
+            dependencies: [
+                "GPSModel", "GPSD", "JSON", "Policy", "Capture", "Simulation", "Receivers", "SystemInterface",
+            ]),
         .target(
             name: "LodestarCLI",
             dependencies: [
-                "Lodestar", "Testbed", "Receivers", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
+                "Lodestar", "Testbed", "Receivers", "Simulation", "Capture", "Policy", "GPSD", "JSON", "GPSModel",
                 "SystemInterface",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
         // Test targets follow the modules they test; Testbed is their shared test utility module.
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "Capture", "Testbed"]),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),

@@ -1,4 +1,5 @@
 import GPSModel
+import JSON
 
 /// The first line of a capture (docs/capture-format.md): what was recorded, where, and how.
 public struct CaptureHeader: Sendable, Equatable {
@@ -58,7 +59,7 @@ public enum CaptureLineEncoder {
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
             line += Array(",\"\(key)\":".utf8)
-            appendQuoted(value, to: &line)
+            JSONWriter.appendQuoted(value, to: &line)
         }
         add("started", header.started.map(\.iso8601))
         add("host", header.host)
@@ -71,7 +72,7 @@ public enum CaptureLineEncoder {
                 if !first { line.append(UInt8(ascii: ",")) }
                 first = false
                 line += Array("\"\(key)\":".utf8)
-                appendQuoted(value, to: &line)
+                JSONWriter.appendQuoted(value, to: &line)
             }
             line.append(UInt8(ascii: "}"))
         }
@@ -81,7 +82,7 @@ public enum CaptureLineEncoder {
             line += Array(#","notes":["#.utf8)
             for (index, note) in header.notes.enumerated() {
                 if index > 0 { line.append(UInt8(ascii: ",")) }
-                appendQuoted(note, to: &line)
+                JSONWriter.appendQuoted(note, to: &line)
             }
             line.append(UInt8(ascii: "]"))
         }
@@ -111,20 +112,20 @@ public enum CaptureLineEncoder {
         case .regime(let regime, let reason):
             var line = prefix(t)
             line += Array(#""regime":"#.utf8)
-            appendQuoted(regime, to: &line)
+            JSONWriter.appendQuoted(regime, to: &line)
             if let reason {
                 line += Array(#","reason":"#.utf8)
-                appendQuoted(reason, to: &line)
+                JSONWriter.appendQuoted(reason, to: &line)
             }
             line += Array("}\n".utf8)
             return line
         case .event(let kind, let detail):
             var line = prefix(t)
             line += Array(#""event":{"kind":"#.utf8)
-            appendQuoted(kind, to: &line)
+            JSONWriter.appendQuoted(kind, to: &line)
             if let detail {
                 line += Array(#","detail":"#.utf8)
-                appendQuoted(detail, to: &line)
+                JSONWriter.appendQuoted(detail, to: &line)
             }
             line += Array("}}\n".utf8)
             return line
@@ -145,31 +146,9 @@ public enum CaptureLineEncoder {
         let fraction = String(milliseconds % 1000)
         return String(milliseconds / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
-
-    /// `value` as a JSON string (quotes, escapes; UTF-8 passes through), appended to `bytes`.
-    public static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                let digits = Array("0123456789abcdef".utf8)
-                bytes += Array("\\u00".utf8)
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
 }
 
-/// RFC 4648 base64 with padding, for `rx`/`tx` bytes.
+/// RFC 4648 base64 with padding: a capture's `rx`/`tx` bytes, and the demo capture compiled into the binary.
 public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let values: [UInt8] = {
@@ -219,5 +198,14 @@ public enum Base64 {
             index += 4
         }
         return output
+    }
+
+    /// `text` wrapped over lines (line breaks and spaces between the groups are skipped); nil when the rest
+    /// is not canonical padded base64.
+    public static func decode(lines text: String) -> [UInt8]? {
+        let letters = text.utf8.filter {
+            $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: " ")
+        }
+        return letters.withUnsafeBufferPointer { decode($0) }
     }
 }

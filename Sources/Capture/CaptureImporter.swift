@@ -1,5 +1,6 @@
 import GPSD
 import GPSModel
+import JSON
 
 /// Turns a raw receiver log (NMEA, UBX, or both, with no timing of its own) into a capture: the reports
 /// gpsd's offline decoder `gpsdecode` made of it as `gpsd` lines, and the log's own bytes, one `rx` line per
@@ -62,7 +63,7 @@ public enum CaptureImporter {
     static func timedReports(_ decoded: [UInt8], deviceName: String) -> [TimedReport] {
         let stdinDevice = Array(#""device":"stdin""#.utf8)
         var renamed: [UInt8] = Array(#""device":"#.utf8)
-        CaptureLineEncoder.appendQuoted(deviceName, to: &renamed)
+        JSONWriter.appendQuoted(deviceName, to: &renamed)
 
         var reports: [TimedReport] = []
         var waiting: [Int] = []

@@ -1,5 +1,6 @@
 import GPSD
 import GPSModel
+import JSON
 
 /// What is wrong with a capture, with the line it is on (1-based) when there is one.
 public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -191,21 +192,9 @@ public enum CaptureReader {
 
     /// The strings of a JSON array of strings (others skipped).
     private static func stringArray(_ array: UnsafeBufferPointer<UInt8>) -> [String] {
-        // Wrap the array as an object's only member to reuse the scanner: walk the elements by hand instead.
         var result: [String] = []
-        var index = 1
-        while index < array.count {
-            guard array[index] == UInt8(ascii: "\"") else {
-                index += 1
-                continue
-            }
-            var end = index + 1
-            while end < array.count, array[end] != UInt8(ascii: "\"") {
-                end += array[end] == UInt8(ascii: "\\") ? 2 : 1
-            }
-            guard end < array.count else { break }
-            if let text = JSONSyntax.string(array, index..<(end + 1)) { result.append(text) }
-            index = end + 1
+        _ = JSONSyntax.scanArray(array) { kind, value in
+            if kind == .string, let text = JSONSyntax.string(array, value) { result.append(text) }
         }
         return result
     }

@@ -1,3 +1,4 @@
+import JSON
 import GPSModel
 
 /// One command for gpsd's client socket (`?DEVICE=…`, `?POLL;`, …) and how to recognise gpsd's answer to it.
@@ -41,7 +42,7 @@ public struct GPSDCommand: Sendable, Equatable, CustomStringConvertible {
     public static func writeToDevice(path: String?, bytes: [UInt8]) -> GPSDCommand? {
         guard !bytes.isEmpty, bytes.count <= maximumDeviceBytes else { return nil }
         var members: [String] = []
-        if let path { members.append(#""path":"# + jsonQuoted(path)) }
+        if let path { members.append(#""path":"# + JSONWriter.quoted(path)) }
         members.append(#""hexdata":""# + hexadecimal(bytes) + "\"")
         return GPSDCommand(text: "?DEVICE={" + members.joined(separator: ",") + "}", answer: .device(path: path))
     }
@@ -71,16 +72,4 @@ public func hexadecimal<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.E
         text.append(digits[Int(byte & 0x0F)])
     }
     return String(decoding: text, as: UTF8.self)
-}
-
-/// `value` as a JSON string for a gpsd command: quotes and backslashes escaped, control characters (which
-/// no device path has) dropped.
-func jsonQuoted(_ value: String) -> String {
-    var quoted: [UInt8] = [UInt8(ascii: "\"")]
-    for byte in value.utf8 where byte >= 0x20 {
-        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { quoted.append(UInt8(ascii: "\\")) }
-        quoted.append(byte)
-    }
-    quoted.append(UInt8(ascii: "\""))
-    return String(decoding: quoted, as: UTF8.self)
 }

@@ -1,6 +1,7 @@
 import SystemInterface
 import CGPS
 import GPSModel
+import JSON
 
 #if canImport(Glibc)
 import Glibc
@@ -200,7 +201,9 @@ public final class GPSDSession {
     /// `readBytes`. gpsd still answers the command itself with JSON lines first (`RawStreamFilter` drops them).
     public func watchRawBytes(device: String? = nil) throws(GPSDError) {
         var command = #"?WATCH={"enable":true,"json":false,"raw":2"#
-        if let device { command += #","device":"# + jsonQuoted(device) }
+        if let device {
+            command += #","device":"# + JSONWriter.quoted(device)
+        }
         try send(command + "};")
     }
 

@@ -1,5 +1,6 @@
 import CGPS
 import GPSModel
+import JSON
 
 /// Turns libgps's `gps_data_t` after one line into a typed `Report`.
 ///
@@ -22,15 +23,8 @@ public final class ReportDecoder {
 
     /// Decodes one recorded gpsd JSON line (as `gpspipe -w` prints it, or a capture's `gpsd` object).
     public func decode(line: String) throws(GPSDError) -> Report {
-        guard let members = JSONSyntax.topLevelMembers(of: line), members["class"] == .string else {
-            throw .malformedReport(line: line)
-        }
-        if let className = JSONPeek.stringValue(of: "class", in: line),
-            let numeric = JSONSyntax.numericMembers[className],
-            members.contains(where: { numeric.contains($0.key) && $0.value != .number })
-        {
-            throw .malformedReport(line: line)
-        }
+        var text = line
+        guard text.withUTF8({ JSONSyntax.hasGPSDKinds($0) }) else { throw .malformedReport(line: line) }
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: line.utf8CString)
         // libgps keeps fields of earlier reports; start from a clean slate so nothing leaks between lines.

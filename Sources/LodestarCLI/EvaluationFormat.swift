@@ -1,6 +1,7 @@
 import Simulation
 import Capture
 import GPSModel
+import JSON
 import Policy
 
 /// `replay --evaluate`: the figures as one JSON object (`--json`) or a short table for people.
@@ -139,15 +140,5 @@ enum EvaluationFormat {
         }
         if evaluation.failedAcquisitions > 0 { lines.append("failed acquisitions: \(evaluation.failedAcquisitions)") }
         return lines.joined(separator: "\n") + "\n"
-    }
-}
-
-extension JSONObject {
-    /// A number under a key known only at run time (a baseline's name).
-    mutating func add(dynamicKey name: String, number value: Double) {
-        guard value.isFinite else { return }
-        var quoted: [UInt8] = []
-        JSONObject.appendQuoted(name, to: &quoted)
-        add(rawKey: quoted, json: Array(value.description.utf8))
     }
 }

@@ -1,5 +1,5 @@
-import Capture
 import GPSModel
+import JSON
 
 /// How `watch` and `demo` print locations; `LocationPrinter` prints them.
 public enum LocationFormat: String, Sendable, CaseIterable {
@@ -13,8 +13,7 @@ public enum LocationFormat: String, Sendable, CaseIterable {
     case geojson
 }
 
-/// Hand-written JSON: fixed key order, shortest round-trip numbers (full precision coordinates), absent keys
-/// for unknown values. Built as bytes: String appends made up a fifth of `watch`'s CPU on a long capture.
+/// Fixed key order, shortest round-trip numbers (full precision coordinates), absent keys for unknown values.
 enum JSONLine {
     static func location(_ location: Location) -> String {
         var object = JSONObject()
@@ -34,73 +33,6 @@ enum JSONLine {
         object.add("hdop", number: location.hdop)
         object.add("device", string: location.device)
         return object.line
-    }
-}
-
-struct JSONObject {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
-
-    init() {
-        bytes.reserveCapacity(384)
-    }
-
-    private mutating func key(_ name: StaticString) {
-        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
-    }
-
-    mutating func add(_ name: StaticString, string value: String?) {
-        guard let value else { return }
-        key(name)
-        JSONObject.appendQuoted(value, to: &bytes)
-    }
-
-    mutating func add(_ name: StaticString, number value: Double?) {
-        guard let value, value.isFinite else { return }
-        key(name)
-        bytes.append(contentsOf: value.description.utf8)
-    }
-
-    mutating func add(_ name: StaticString, integer value: Int?) {
-        guard let value else { return }
-        key(name)
-        bytes.append(contentsOf: String(value).utf8)
-    }
-
-    /// A member whose quoted key and JSON value are already bytes.
-    mutating func add(rawKey: [UInt8], json value: [UInt8]) {
-        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(contentsOf: rawKey)
-        bytes.append(UInt8(ascii: ":"))
-        bytes.append(contentsOf: value)
-    }
-
-    /// A member whose value is already JSON (a nested object or array).
-    mutating func add(_ name: StaticString, json value: [UInt8]?) {
-        guard let value else { return }
-        key(name)
-        bytes.append(contentsOf: value)
-    }
-
-    /// The object, closed, with its newline.
-    var line: String {
-        var result = closed
-        result.append(UInt8(ascii: "\n"))
-        return String(decoding: result, as: UTF8.self)
-    }
-
-    /// The object's bytes, closed.
-    var closed: [UInt8] {
-        var result = bytes
-        result.append(UInt8(ascii: "}"))
-        return result
-    }
-
-    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
-        CaptureLineEncoder.appendQuoted(value, to: &bytes)
     }
 }
 

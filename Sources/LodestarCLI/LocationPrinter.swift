@@ -1,4 +1,5 @@
 import GPSModel
+import JSON
 
 /// Prints locations in one `LocationFormat`, as a stream: `header()` once, `line(for:)` per location,
 /// `breakSegment()` when the receiver was lost, `footer()` once at the end. Every call returns one complete
@@ -256,12 +257,12 @@ enum GeoJSONText {
         _ position: LocationPrinter.Position, withAltitude: Bool, to bytes: inout [UInt8]
     ) {
         bytes.append(UInt8(ascii: "["))
-        bytes.append(contentsOf: position.longitude.description.utf8)
+        JSONWriter.appendNumber(position.longitude, to: &bytes)
         bytes.append(UInt8(ascii: ","))
-        bytes.append(contentsOf: position.latitude.description.utf8)
+        JSONWriter.appendNumber(position.latitude, to: &bytes)
         if withAltitude, let altitude = position.altitude {
             bytes.append(UInt8(ascii: ","))
-            bytes.append(contentsOf: altitude.description.utf8)
+            JSONWriter.appendNumber(altitude, to: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
     }

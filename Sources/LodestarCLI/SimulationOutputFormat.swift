@@ -1,5 +1,6 @@
 import Capture
 import GPSModel
+import JSON
 import Policy
 
 /// How a simulated replay's regime and event lines are printed next to its locations.

@@ -59,6 +59,11 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
         #expect(text.withUnsafeBufferPointer { Base64.decode($0) } == bytes)
     }
 
+    @Test func base64OverLinesSkipsTheLineBreaks() {
+        #expect(Base64.decode(lines: "QUJD\nREVG\r\nR0g=\n") == Array("ABCDEFGH".utf8))
+        #expect(Base64.decode(lines: "QUJD\nREV") == nil)
+    }
+
     @Test(arguments: ["QUJD=", "QU=D", "Q!JD", "QUJ"])
     func base64RejectsWhatIsNotBase64(text: String) {
         #expect(Array(text.utf8).withUnsafeBufferPointer { Base64.decode($0) } == nil)

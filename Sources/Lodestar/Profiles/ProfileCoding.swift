@@ -1,3 +1,4 @@
+import JSON
 import Policy
 
 // A profile to and from JSON, both walking `ProfileSchema.tree`: the key order of `jsonValue` is the order

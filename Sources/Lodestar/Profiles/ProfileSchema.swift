@@ -1,3 +1,4 @@
+import JSON
 import Policy
 
 /// One key of a profile file: its dotted key path, what it holds, what it means. `ProfileSchema.keys` lists

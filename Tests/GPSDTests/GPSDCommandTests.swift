@@ -17,9 +17,10 @@ import Testing
         #expect(GPSDCommand.writeToDevice(path: nil, bytes: [0x24])?.text == #"?DEVICE={"hexdata":"24"}"#)
     }
 
+    /// Quotes and backslashes are escaped, and a control character too: a raw newline would end the command.
     @Test func aPathIsQuotedAsAJSONString() {
         let command = GPSDCommand.writeToDevice(path: "/dev/a\"b\\c\n", bytes: [1])
-        #expect(command?.text == #"?DEVICE={"path":"/dev/a\"b\\c","hexdata":"01"}"#)
+        #expect(command?.text == #"?DEVICE={"path":"/dev/a\"b\\c\n","hexdata":"01"}"#)
     }
 
     @Test func writeToDeviceTakesOneTo255Bytes() {

@@ -65,7 +65,7 @@ static inline const char *cgps_device_path(const struct gps_data_t *d) { return 
 static inline const char *cgps_device_driver(const struct gps_data_t *d) { return d->dev.driver; }
 static inline const char *cgps_device_subtype(const struct gps_data_t *d) { return d->dev.subtype; }
 static inline const char *cgps_device_subtype1(const struct gps_data_t *d) { return d->dev.subtype1; }
-/* 0 when gpsd did not say; libgps cannot parse the integer 0 gpsd sends for a closed device (gpsd.md §1.3). */
+/* 0 when gpsd did not say; libgps cannot parse the integer 0 gpsd sends for a closed device (docs/gpsd.md §2). */
 static inline long long cgps_device_activated_seconds(const struct gps_data_t *d) {
     return (long long)d->dev.activated.tv_sec;
 }

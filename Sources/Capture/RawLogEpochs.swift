@@ -1,6 +1,6 @@
 /// A raw receiver log (NMEA, UBX, or both, as gpsd's test logs and `gpspipe -R` write them) cut into one
 /// chunk per receiver epoch, each with the receiver's own time, so it can be written to a pty at the pace
-/// it was recorded. Raw logs carry no timing of their own (gpsd.md §2.6).
+/// it was recorded. Raw logs carry no timing of their own (docs/capture-format.md).
 public struct RawLogEpochs: Sendable {
     public struct Epoch: Sendable, Equatable {
         /// Byte range of the epoch's packets (and any bytes between them) in the log.

@@ -8,18 +8,10 @@ import JSON
 /// `gps_data_t` with `gps_unpack`, a replay unpacks a recorded line into this decoder's (after a strict syntax
 /// check, since libgps accepts anything silently); both end in `ReportDecoder.report(from:line:)`.
 public final class ReportDecoder {
-    private let data: UnsafeMutablePointer<gps_data_t>
+    private let unpacker = GPSDataUnpacker()
     private var buffer: [CChar] = []
 
-    public init() {
-        data = .allocate(capacity: 1)
-        data.initialize(to: gps_data_t())
-    }
-
-    deinit {
-        data.deinitialize(count: 1)
-        data.deallocate()
-    }
+    public init() {}
 
     /// Decodes one recorded gpsd JSON line (as `gpspipe -w` prints it, or a capture's `gpsd` object).
     public func decode(line: String) throws(GPSDError) -> Report {
@@ -27,16 +19,11 @@ public final class ReportDecoder {
         guard text.withUTF8({ JSONSyntax.hasGPSDKinds($0) }) else { throw .malformedReport(line: line) }
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: line.utf8CString)
-        // libgps keeps fields of earlier reports; start from a clean slate so nothing leaks between lines.
-        data.pointee.set = 0
-        // gps_unpack returns 0 whatever it parsed (checked against 3.22); the syntax check above stands in.
-        _ = buffer.withUnsafeMutableBufferPointer { chars -> Int32 in
-            guard let base = chars.baseAddress else { return -1 }
-            return cgps_unpack(base, data)
-        }
+        // gps_unpack accepts anything silently (it returns 0 whatever it parsed, checked against 3.22); the
+        // syntax check above stands in.
         let result = buffer.withUnsafeBufferPointer { chars in
-            // Drop the trailing NUL that utf8CString adds.
-            Self.report(from: data, line: UnsafeBufferPointer(rebasing: chars.dropLast()))
+            // The trailing NUL that utf8CString adds stays after the line, as libgps reads C strings.
+            unpacker.unpack(UnsafeBufferPointer(rebasing: chars.dropLast()))
         }
         guard let report = result else { throw .malformedReport(line: line) }
         return report
@@ -177,5 +164,31 @@ private func tupleString<T>(_ tuple: T) -> String {
         let bytes = raw.bindMemory(to: UInt8.self)
         let end = bytes.firstIndex(of: 0) ?? bytes.count
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+    }
+}
+
+/// One heap `gps_data_t` that libgps unpacks gpsd lines into, for the live session's processor and the
+/// recorded-line decoder alike. Not thread-safe.
+final class GPSDataUnpacker {
+    private let data: UnsafeMutablePointer<gps_data_t>
+
+    init() {
+        data = .allocate(capacity: 1)
+        data.initialize(to: gps_data_t())
+    }
+
+    deinit {
+        data.deinitialize(count: 1)
+        data.deallocate()
+    }
+
+    /// Unpacks one line (the byte after it must be a NUL) and returns its report.
+    func unpack(_ line: UnsafeBufferPointer<CChar>) -> Report? {
+        // libgps keeps fields of earlier reports: zero `set` first, or a TPV's flags leak into a following
+        // SKY or DEVICE (docs/gpsd.md §1.3).
+        data.pointee.set = 0
+        guard let base = line.baseAddress else { return nil }
+        _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
+        return ReportDecoder.report(from: data, line: line)
     }
 }

@@ -14,20 +14,12 @@ public final class ReportLineProcessor {
     /// bytes gpsd sends). The counts are gpsd's own `uSat`/`nSat`.
     public var satelliteDetail = true
     public var collapsesEpochs = false
-    private let data: UnsafeMutablePointer<gps_data_t>
+    private let unpacker = GPSDataUnpacker()
     private var collapser = EpochCollapser<TextKey, TextKey, [CChar]>()
     private var outbox: [Report] = []
     private var outboxStart = 0
 
-    public init() {
-        data = .allocate(capacity: 1)
-        data.initialize(to: gps_data_t())
-    }
-
-    deinit {
-        data.deinitialize(count: 1)
-        data.deallocate()
-    }
+    public init() {}
 
     /// Takes one complete line (no line end; the byte after it must be a NUL, as libgps reads C strings).
     /// What it completes is then available from `next()`.
@@ -100,9 +92,6 @@ public final class ReportLineProcessor {
     }
 
     private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
-        // Zero `set` first, or a TPV's flags leak into a following SKY/DEVICE (gpsd.md §1.3).
-        data.pointee.set = 0
-        guard let base = line.baseAddress else { return nil }
         if !satelliteDetail, JSONPeek.hasClass("SKY", in: line) {
             // Counts only: the DOPs and gpsd's own satellite counts, read straight from the line. libgps
             // would parse every satellite of the list first, the largest part of what gpsd sends.
@@ -114,7 +103,6 @@ public final class ReportLineProcessor {
                     satellitesUsed: JSONPeek.integerValue(of: "uSat", in: line) ?? 0,
                     satellitesVisible: JSONPeek.integerValue(of: "nSat", in: line) ?? 0))
         }
-        _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
-        return ReportDecoder.report(from: data, line: line)
+        return unpacker.unpack(line)
     }
 }

@@ -52,7 +52,7 @@ public final class PseudoTerminal: @unchecked Sendable {
         tcgetattr(slave, &attributes)
         cfmakeraw(&attributes)
         tcsetattr(slave, TCSANOW, &attributes)
-        // gpsd drops root for its own user before it opens devices (gpsd.md §6, 12).
+        // gpsd drops root for its own user before it opens devices (docs/gpsd.md §4).
         chmod(path, 0o666)
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
         self.master = master

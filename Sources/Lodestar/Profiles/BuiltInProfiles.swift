@@ -1,16 +1,39 @@
-// Generated from `lodestar profiles show NAME` (see profiles/ and docs/profiles.md). Edit a value here, then
-// regenerate profiles/NAME.json with `lodestar profiles show NAME > profiles/NAME.json`; ProfileTests check
-// that each text is complete and canonical (parse → jsonText gives it back) and that profiles/ matches.
+// The built-in profiles, each as JSON texts read one on top of the other by the parser files go through:
+// first what every built-in shares, then (for car, bike, walk and boat) what the moving profiles share, then
+// the profile's own text. Each text states a key only where its value differs from what the texts before it
+// (or the defaults, and the named receiver model's values under `receiver`) give, except `stalenessBound`,
+// which every built-in states in its own text. `lodestar profiles show NAME` prints the complete profile;
+// profiles/NAME.json is that output (`lodestar profiles show NAME > profiles/NAME.json` after an edit here).
+// ProfileTests check that each text parses, states no value it would get anyway, and that profiles/ matches.
 
-/// The built-in profiles as the JSON text `show` prints, so they go through the same parser as files.
+import Policy
+
+/// The built-in profiles as JSON texts, so they go through the same parser as files.
 enum BuiltInProfiles {
-    static let texts: [(name: String, json: String)] = [
-        // All four moving profiles (car, bike, walk, boat) track at nearestTenMeters with an accuracyLimit, which
-        // runs a u-blox 8 in its 1 Hz power-save cycling (9.5 mA against 29 mA, docs/contract.md §3) and still accepts
-        // the 10–30 m fixes real receivers report; `best` kept it continuous and was 1.6–2x the energy on every drive
-        // (bench/policy.sh). A nap's wake or a probe that sees no fix 10 s past the expected hot start
-        // (acquisition.wakeMargin) is a failure, and failures back off to at most 2 min: the Reno drive's 13 and
-        // 21 min logging gaps (a car park) had cost 40 % of its energy with the receiver waiting for a fix.
+    /// Every built-in models a u-blox 8: the receiver whose currents and start times the values below were
+    /// tuned against (docs/contract.md §3).
+    static let everyProfile = #"{"receiver": {"model": "ublox8"}}"#
+
+    // All four moving profiles (car, bike, walk, boat) track at nearestTenMeters with an accuracyLimit (100 m but for
+    // bike), which runs a u-blox 8 in its 1 Hz power-save cycling (9.5 mA against 29 mA, docs/contract.md §3) and still
+    // accepts the 10–30 m fixes real receivers report; `best` kept it continuous and was 1.6–2x the energy on every
+    // drive (bench/policy.sh). A nap's wake or a probe that sees no fix 10 s past the expected hot start
+    // (acquisition.wakeMargin) is a failure, and failures back off to at most 2 min: the Reno drive's 13 and 21 min
+    // logging gaps (a car park) had cost 40 % of its energy with the receiver waiting for a fix. Between fixes the
+    // receiver naps until the bound could have been covered accelerating at 0.5 m/s² (car, bike and boat say why that
+    // fits them; walk takes less).
+    static let moving = #"""
+        {
+          "updates": {"desiredAccuracy": "nearestTenMeters", "accuracyLimit": 100},
+          "policy": {
+            "acquisition": {"maximumBackoff": 120, "wakeMargin": 10},
+            "prediction": {"enabled": true, "maximumAcceleration": 0.5, "minimumSleep": 1}
+          }
+        }
+        """#
+
+    /// Each built-in: the shared texts it is read on top of (in order), then its own.
+    static let texts: [(name: String, shared: [String], json: String)] = [
         // car: docs/contract.md §4 starts automotiveNavigation at a 5 min window, but the replay tests require that
         // every stop of two minutes or more in the drives is detected, so the window is 90 s (≤ 120 s, with 30 s to
         // spare for braking and the fixes the detector needs). Most red lights and queue stops are shorter than
@@ -23,131 +46,14 @@ enum BuiltInProfiles {
         // p95 that was already within the bound, 0.3 put the Munich drive's p95 over it. In power save a nap pays
         // from about 5 s (a hot start, 32 mA for 2 s, against 9.5 mA), so above ~15 m/s the receiver cycles.
         (
-            "car",
+            "car", [everyProfile, moving],
             #"""
             {
-              "name": "car",
               "description": "Driving: power-save tracking, fixes to 100 m, 10 m filter, naps between fixes; pauses after 90 s stopped, probes 15 s to 1 min",
-              "updates": {
-                "enabled": true,
-                "desiredAccuracy": "nearestTenMeters",
-                "distanceFilter": 10,
-                "activityType": "automotiveNavigation",
-                "pausesAutomatically": true,
-                "autoResume": true,
-                "accuracyLimit": 100
-              },
-              "deferred": null,
-              "significantChange": false,
+              "updates": {"distanceFilter": 10, "activityType": "automotiveNavigation"},
               "stalenessBound": 100,
-              "exitRegime": "continuous",
               "policy": {
-                "maximumAge": 30,
-                "warmUp": 30,
-                "warmUpAccuracyLimit": 100,
-                "stationary": {
-                  "other": {
-                    "radius": 30,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "automotiveNavigation": {
-                    "radius": 50,
-                    "window": 90,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 15,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 60
-                  },
-                  "fitness": {
-                    "radius": 25,
-                    "window": 120,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 120
-                  },
-                  "otherNavigation": {
-                    "radius": 50,
-                    "window": 600,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 2,
-                    "maximumProbeInterval": 600
-                  },
-                  "airborne": {
-                    "radius": 100,
-                    "window": null,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  }
-                },
-                "dutyCycle": {
-                  "hundredMeters": {
-                    "minimumInterval": 15,
-                    "maximumInterval": 120
-                  },
-                  "kilometer": {
-                    "minimumInterval": 60,
-                    "maximumInterval": 600
-                  },
-                  "threeKilometers": {
-                    "minimumInterval": 180,
-                    "maximumInterval": 1200
-                  },
-                  "reduced": {
-                    "minimumInterval": 900,
-                    "maximumInterval": 3600
-                  }
-                },
-                "acquisition": {
-                  "timeout": 60,
-                  "backoffFactor": 2,
-                  "maximumBackoff": 120,
-                  "wakeMargin": 10
-                },
-                "deferredBufferCapacity": 3600,
-                "significantChange": {
-                  "distance": 500,
-                  "minimumInterval": 300,
-                  "wakeInterval": 300,
-                  "maximumWakeInterval": 1800,
-                  "accuracyLimit": 200
-                },
-                "requestTimeout": 15,
-                "reducedGridSize": 2000,
-                "prediction": {
-                  "enabled": true,
-                  "bound": null,
-                  "maximumAcceleration": 0.5,
-                  "minimumSleep": 1,
-                  "maximumSleep": 60
-                }
-              },
-              "receiver": {
-                "model": "ublox8",
-                "powerControl": "ubx",
-                "supportedRegimes": ["continuous", "powerSave", "standby", "off"],
-                "current": {
-                  "acquisition": 32,
-                  "tracking": 29,
-                  "powerSave": 9.5,
-                  "standby": 5.4,
-                  "backup": 0.015,
-                  "off": 0
-                },
-                "timeToFirstFix": {
-                  "hot": 2,
-                  "warm": 25,
-                  "cold": 29,
-                  "hotWindow": 14400
-                },
-                "backupSupplyWhenOff": true
+                "stationary": {"automotiveNavigation": {"window": 90, "probeInterval": 15, "maximumProbeInterval": 60}}
               }
             }
             """#
@@ -157,132 +63,13 @@ enum BuiltInProfiles {
         // staleness bound 50 m (about 10 s at 18 km/h). Prediction on at 0.5 m/s² (0.25 put the static capture's
         // p95 over 50 m: the naps at a stop grow too long for its position jumps).
         (
-            "bike",
+            "bike", [everyProfile, moving],
             #"""
             {
-              "name": "bike",
               "description": "Cycling: power-save tracking, fixes to 50 m, 5 m filter, naps between fixes; pauses after 2 min within 25 m, probes 20 s to 90 s",
-              "updates": {
-                "enabled": true,
-                "desiredAccuracy": "nearestTenMeters",
-                "distanceFilter": 5,
-                "activityType": "fitness",
-                "pausesAutomatically": true,
-                "autoResume": true,
-                "accuracyLimit": 50
-              },
-              "deferred": null,
-              "significantChange": false,
+              "updates": {"distanceFilter": 5, "activityType": "fitness", "accuracyLimit": 50},
               "stalenessBound": 50,
-              "exitRegime": "continuous",
-              "policy": {
-                "maximumAge": 30,
-                "warmUp": 30,
-                "warmUpAccuracyLimit": 100,
-                "stationary": {
-                  "other": {
-                    "radius": 30,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "automotiveNavigation": {
-                    "radius": 50,
-                    "window": 300,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  },
-                  "fitness": {
-                    "radius": 25,
-                    "window": 120,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 20,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 90
-                  },
-                  "otherNavigation": {
-                    "radius": 50,
-                    "window": 600,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 2,
-                    "maximumProbeInterval": 600
-                  },
-                  "airborne": {
-                    "radius": 100,
-                    "window": null,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  }
-                },
-                "dutyCycle": {
-                  "hundredMeters": {
-                    "minimumInterval": 15,
-                    "maximumInterval": 120
-                  },
-                  "kilometer": {
-                    "minimumInterval": 60,
-                    "maximumInterval": 600
-                  },
-                  "threeKilometers": {
-                    "minimumInterval": 180,
-                    "maximumInterval": 1200
-                  },
-                  "reduced": {
-                    "minimumInterval": 900,
-                    "maximumInterval": 3600
-                  }
-                },
-                "acquisition": {
-                  "timeout": 60,
-                  "backoffFactor": 2,
-                  "maximumBackoff": 120,
-                  "wakeMargin": 10
-                },
-                "deferredBufferCapacity": 3600,
-                "significantChange": {
-                  "distance": 500,
-                  "minimumInterval": 300,
-                  "wakeInterval": 300,
-                  "maximumWakeInterval": 1800,
-                  "accuracyLimit": 200
-                },
-                "requestTimeout": 15,
-                "reducedGridSize": 2000,
-                "prediction": {
-                  "enabled": true,
-                  "bound": null,
-                  "maximumAcceleration": 0.5,
-                  "minimumSleep": 1,
-                  "maximumSleep": 60
-                }
-              },
-              "receiver": {
-                "model": "ublox8",
-                "powerControl": "ubx",
-                "supportedRegimes": ["continuous", "powerSave", "standby", "off"],
-                "current": {
-                  "acquisition": 32,
-                  "tracking": 29,
-                  "powerSave": 9.5,
-                  "standby": 5.4,
-                  "backup": 0.015,
-                  "off": 0
-                },
-                "timeToFirstFix": {
-                  "hot": 2,
-                  "warm": 25,
-                  "cold": 29,
-                  "hotWindow": 14400
-                },
-                "backupSupplyWhenOff": true
-              }
+              "policy": {"stationary": {"fitness": {"probeInterval": 20, "maximumProbeInterval": 90}}}
             }
             """#
         ),
@@ -294,131 +81,15 @@ enum BuiltInProfiles {
         // 0.25 m/s² (a walker does not sprint off): the receiver naps until 250 m could have been walked, up to a
         // minute.
         (
-            "walk",
+            "walk", [everyProfile, moving],
             #"""
             {
-              "name": "walk",
               "description": "Walking: power-save tracking, fixes to 100 m, naps of up to 1 min between fixes; pauses after 3 min within 20 m",
-              "updates": {
-                "enabled": true,
-                "desiredAccuracy": "nearestTenMeters",
-                "distanceFilter": null,
-                "activityType": "fitness",
-                "pausesAutomatically": true,
-                "autoResume": true,
-                "accuracyLimit": 100
-              },
-              "deferred": null,
-              "significantChange": false,
+              "updates": {"activityType": "fitness"},
               "stalenessBound": 250,
-              "exitRegime": "continuous",
               "policy": {
-                "maximumAge": 30,
-                "warmUp": 30,
-                "warmUpAccuracyLimit": 100,
-                "stationary": {
-                  "other": {
-                    "radius": 30,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "automotiveNavigation": {
-                    "radius": 50,
-                    "window": 300,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  },
-                  "fitness": {
-                    "radius": 20,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 120
-                  },
-                  "otherNavigation": {
-                    "radius": 50,
-                    "window": 600,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 2,
-                    "maximumProbeInterval": 600
-                  },
-                  "airborne": {
-                    "radius": 100,
-                    "window": null,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  }
-                },
-                "dutyCycle": {
-                  "hundredMeters": {
-                    "minimumInterval": 15,
-                    "maximumInterval": 120
-                  },
-                  "kilometer": {
-                    "minimumInterval": 60,
-                    "maximumInterval": 600
-                  },
-                  "threeKilometers": {
-                    "minimumInterval": 180,
-                    "maximumInterval": 1200
-                  },
-                  "reduced": {
-                    "minimumInterval": 900,
-                    "maximumInterval": 3600
-                  }
-                },
-                "acquisition": {
-                  "timeout": 60,
-                  "backoffFactor": 2,
-                  "maximumBackoff": 120,
-                  "wakeMargin": 10
-                },
-                "deferredBufferCapacity": 3600,
-                "significantChange": {
-                  "distance": 500,
-                  "minimumInterval": 300,
-                  "wakeInterval": 300,
-                  "maximumWakeInterval": 1800,
-                  "accuracyLimit": 200
-                },
-                "requestTimeout": 15,
-                "reducedGridSize": 2000,
-                "prediction": {
-                  "enabled": true,
-                  "bound": null,
-                  "maximumAcceleration": 0.25,
-                  "minimumSleep": 1,
-                  "maximumSleep": 60
-                }
-              },
-              "receiver": {
-                "model": "ublox8",
-                "powerControl": "ubx",
-                "supportedRegimes": ["continuous", "powerSave", "standby", "off"],
-                "current": {
-                  "acquisition": 32,
-                  "tracking": 29,
-                  "powerSave": 9.5,
-                  "standby": 5.4,
-                  "backup": 0.015,
-                  "off": 0
-                },
-                "timeToFirstFix": {
-                  "hot": 2,
-                  "warm": 25,
-                  "cold": 29,
-                  "hotWindow": 14400
-                },
-                "backupSupplyWhenOff": true
+                "stationary": {"fitness": {"radius": 20, "window": 180}},
+                "prediction": {"maximumAcceleration": 0.25}
               }
             }
             """#
@@ -428,132 +99,13 @@ enum BuiltInProfiles {
         // the warm-up's best fix came every 30 s (p95 staleness of 0.5–1 km at 10 m/s). Naps at 0.5 m/s². A boat
         // at anchor swings on its rode, so 50 m and 10 min (docs/contract.md §4); probes from 1 min growing to 5 min.
         (
-            "boat",
+            "boat", [everyProfile, moving],
             #"""
             {
-              "name": "boat",
               "description": "Boating: power-save tracking, fixes to 100 m, 10 m filter, naps between fixes; pauses after 10 min within 50 m",
-              "updates": {
-                "enabled": true,
-                "desiredAccuracy": "nearestTenMeters",
-                "distanceFilter": 10,
-                "activityType": "otherNavigation",
-                "pausesAutomatically": true,
-                "autoResume": true,
-                "accuracyLimit": 100
-              },
-              "deferred": null,
-              "significantChange": false,
+              "updates": {"distanceFilter": 10, "activityType": "otherNavigation"},
               "stalenessBound": 100,
-              "exitRegime": "continuous",
-              "policy": {
-                "maximumAge": 30,
-                "warmUp": 30,
-                "warmUpAccuracyLimit": 100,
-                "stationary": {
-                  "other": {
-                    "radius": 30,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "automotiveNavigation": {
-                    "radius": 50,
-                    "window": 300,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  },
-                  "fitness": {
-                    "radius": 25,
-                    "window": 120,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 120
-                  },
-                  "otherNavigation": {
-                    "radius": 50,
-                    "window": 600,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "airborne": {
-                    "radius": 100,
-                    "window": null,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  }
-                },
-                "dutyCycle": {
-                  "hundredMeters": {
-                    "minimumInterval": 15,
-                    "maximumInterval": 120
-                  },
-                  "kilometer": {
-                    "minimumInterval": 60,
-                    "maximumInterval": 600
-                  },
-                  "threeKilometers": {
-                    "minimumInterval": 180,
-                    "maximumInterval": 1200
-                  },
-                  "reduced": {
-                    "minimumInterval": 900,
-                    "maximumInterval": 3600
-                  }
-                },
-                "acquisition": {
-                  "timeout": 60,
-                  "backoffFactor": 2,
-                  "maximumBackoff": 120,
-                  "wakeMargin": 10
-                },
-                "deferredBufferCapacity": 3600,
-                "significantChange": {
-                  "distance": 500,
-                  "minimumInterval": 300,
-                  "wakeInterval": 300,
-                  "maximumWakeInterval": 1800,
-                  "accuracyLimit": 200
-                },
-                "requestTimeout": 15,
-                "reducedGridSize": 2000,
-                "prediction": {
-                  "enabled": true,
-                  "bound": null,
-                  "maximumAcceleration": 0.5,
-                  "minimumSleep": 1,
-                  "maximumSleep": 60
-                }
-              },
-              "receiver": {
-                "model": "ublox8",
-                "powerControl": "ubx",
-                "supportedRegimes": ["continuous", "powerSave", "standby", "off"],
-                "current": {
-                  "acquisition": 32,
-                  "tracking": 29,
-                  "powerSave": 9.5,
-                  "standby": 5.4,
-                  "backup": 0.015,
-                  "off": 0
-                },
-                "timeToFirstFix": {
-                  "hot": 2,
-                  "warm": 25,
-                  "cold": 29,
-                  "hotWindow": 14400
-                },
-                "backupSupplyWhenOff": true
-              }
+              "policy": {"stationary": {"otherNavigation": {"probeGrowth": 1.5, "maximumProbeInterval": 300}}}
             }
             """#
         ),
@@ -565,266 +117,40 @@ enum BuiltInProfiles {
         // 2.1 % of always-on. Faster than 10 m/s no wake interval helps: at most one event per 5 min
         // (docs/contract.md §6) is 3 km at 36 km/h.
         (
-            "asset",
+            "asset", [everyProfile],
             #"""
             {
-              "name": "asset",
               "description": "Asset tracking: significant changes only (500 m, at most 1 per 5 min); off on exit",
-              "updates": {
-                "enabled": false,
-                "desiredAccuracy": "threeKilometers",
-                "distanceFilter": null,
-                "activityType": "other",
-                "pausesAutomatically": true,
-                "autoResume": true,
-                "accuracyLimit": null
-              },
-              "deferred": null,
+              "updates": {"enabled": false, "desiredAccuracy": "threeKilometers"},
               "significantChange": true,
               "stalenessBound": 3000,
               "exitRegime": "off",
-              "policy": {
-                "maximumAge": 30,
-                "warmUp": 30,
-                "warmUpAccuracyLimit": 100,
-                "stationary": {
-                  "other": {
-                    "radius": 30,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "automotiveNavigation": {
-                    "radius": 50,
-                    "window": 300,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  },
-                  "fitness": {
-                    "radius": 25,
-                    "window": 120,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 120
-                  },
-                  "otherNavigation": {
-                    "radius": 50,
-                    "window": 600,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 2,
-                    "maximumProbeInterval": 600
-                  },
-                  "airborne": {
-                    "radius": 100,
-                    "window": null,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  }
-                },
-                "dutyCycle": {
-                  "hundredMeters": {
-                    "minimumInterval": 15,
-                    "maximumInterval": 120
-                  },
-                  "kilometer": {
-                    "minimumInterval": 60,
-                    "maximumInterval": 600
-                  },
-                  "threeKilometers": {
-                    "minimumInterval": 180,
-                    "maximumInterval": 1200
-                  },
-                  "reduced": {
-                    "minimumInterval": 900,
-                    "maximumInterval": 3600
-                  }
-                },
-                "acquisition": {
-                  "timeout": 60,
-                  "backoffFactor": 2,
-                  "maximumBackoff": 1800,
-                  "wakeMargin": null
-                },
-                "deferredBufferCapacity": 3600,
-                "significantChange": {
-                  "distance": 500,
-                  "minimumInterval": 300,
-                  "wakeInterval": 300,
-                  "maximumWakeInterval": 900,
-                  "accuracyLimit": 200
-                },
-                "requestTimeout": 15,
-                "reducedGridSize": 2000,
-                "prediction": {
-                  "enabled": false,
-                  "bound": null,
-                  "maximumAcceleration": 1,
-                  "minimumSleep": 3,
-                  "maximumSleep": 60
-                }
-              },
-              "receiver": {
-                "model": "ublox8",
-                "powerControl": "ubx",
-                "supportedRegimes": ["continuous", "powerSave", "standby", "off"],
-                "current": {
-                  "acquisition": 32,
-                  "tracking": 29,
-                  "powerSave": 9.5,
-                  "standby": 5.4,
-                  "backup": 0.015,
-                  "off": 0
-                },
-                "timeToFirstFix": {
-                  "hot": 2,
-                  "warm": 25,
-                  "cold": 29,
-                  "hotWindow": 14400
-                },
-                "backupSupplyWhenOff": true
-              }
+              "policy": {"significantChange": {"maximumWakeInterval": 900}}
             }
             """#
         ),
         // always-on: the baseline every evaluation compares with: bestForNavigation, every fix, never paused, no
         // prediction. It cannot be below the always-on baseline or near the oracle: it is the former.
         (
-            "always-on",
+            "always-on", [everyProfile],
             #"""
             {
-              "name": "always-on",
               "description": "Always on: best for navigation, every fix, never pauses (the baseline to compare with)",
-              "updates": {
-                "enabled": true,
-                "desiredAccuracy": "bestForNavigation",
-                "distanceFilter": null,
-                "activityType": "other",
-                "pausesAutomatically": false,
-                "autoResume": true,
-                "accuracyLimit": null
-              },
-              "deferred": null,
-              "significantChange": false,
-              "stalenessBound": 50,
-              "exitRegime": "continuous",
-              "policy": {
-                "maximumAge": 30,
-                "warmUp": 30,
-                "warmUpAccuracyLimit": 100,
-                "stationary": {
-                  "other": {
-                    "radius": 30,
-                    "window": 180,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 300
-                  },
-                  "automotiveNavigation": {
-                    "radius": 50,
-                    "window": 300,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  },
-                  "fitness": {
-                    "radius": 25,
-                    "window": 120,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 120
-                  },
-                  "otherNavigation": {
-                    "radius": 50,
-                    "window": 600,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 60,
-                    "probeGrowth": 2,
-                    "maximumProbeInterval": 600
-                  },
-                  "airborne": {
-                    "radius": 100,
-                    "window": null,
-                    "movingSpeed": 2.5,
-                    "probeInterval": 30,
-                    "probeGrowth": 1.5,
-                    "maximumProbeInterval": 180
-                  }
-                },
-                "dutyCycle": {
-                  "hundredMeters": {
-                    "minimumInterval": 15,
-                    "maximumInterval": 120
-                  },
-                  "kilometer": {
-                    "minimumInterval": 60,
-                    "maximumInterval": 600
-                  },
-                  "threeKilometers": {
-                    "minimumInterval": 180,
-                    "maximumInterval": 1200
-                  },
-                  "reduced": {
-                    "minimumInterval": 900,
-                    "maximumInterval": 3600
-                  }
-                },
-                "acquisition": {
-                  "timeout": 60,
-                  "backoffFactor": 2,
-                  "maximumBackoff": 1800,
-                  "wakeMargin": null
-                },
-                "deferredBufferCapacity": 3600,
-                "significantChange": {
-                  "distance": 500,
-                  "minimumInterval": 300,
-                  "wakeInterval": 300,
-                  "maximumWakeInterval": 1800,
-                  "accuracyLimit": 200
-                },
-                "requestTimeout": 15,
-                "reducedGridSize": 2000,
-                "prediction": {
-                  "enabled": false,
-                  "bound": null,
-                  "maximumAcceleration": 1,
-                  "minimumSleep": 3,
-                  "maximumSleep": 60
-                }
-              },
-              "receiver": {
-                "model": "ublox8",
-                "powerControl": "ubx",
-                "supportedRegimes": ["continuous", "powerSave", "standby", "off"],
-                "current": {
-                  "acquisition": 32,
-                  "tracking": 29,
-                  "powerSave": 9.5,
-                  "standby": 5.4,
-                  "backup": 0.015,
-                  "off": 0
-                },
-                "timeToFirstFix": {
-                  "hot": 2,
-                  "warm": 25,
-                  "cold": 29,
-                  "hotWindow": 14400
-                },
-                "backupSupplyWhenOff": true
-              }
+              "updates": {"desiredAccuracy": "bestForNavigation", "pausesAutomatically": false},
+              "stalenessBound": 50
             }
             """#
         ),
     ]
+
+    /// The built-in `name`, nil for an unknown name or a text that does not parse (a test checks they all do).
+    static func profile(named name: String) -> Profile? {
+        guard let entry = texts.first(where: { $0.name == name }) else { return nil }
+        var profile = Profile(name: name)
+        for text in entry.shared + [entry.json] {
+            guard let next = try? Profile.parse(text, file: "built-in \(name)", base: profile) else { return nil }
+            profile = next
+        }
+        return profile
+    }
 }

@@ -29,6 +29,20 @@ extension Profile {
     /// Reads and validates a profile. `file` names it in every problem (a path, or `built-in NAME`);
     /// `defaultName` is used when the document has no `name` (the file's name without `.json`).
     public static func parse(_ bytes: [UInt8], file: String, defaultName: String) throws(ProfileError) -> Profile {
+        try parse(bytes, file: file, base: Profile(name: defaultName))
+    }
+
+    public static func parse(_ text: String, file: String, defaultName: String) throws(ProfileError) -> Profile {
+        try parse(Array(text.utf8), file: file, defaultName: defaultName)
+    }
+
+    /// Reads a profile on top of `base` instead of the defaults: a missing key keeps the base's value (how a
+    /// built-in is stacked on what it shares with others).
+    package static func parse(_ text: String, file: String, base: Profile) throws(ProfileError) -> Profile {
+        try parse(Array(text.utf8), file: file, base: base)
+    }
+
+    private static func parse(_ bytes: [UInt8], file: String, base: Profile) throws(ProfileError) -> Profile {
         let document: JSONValue
         do throws(JSONSyntaxError) {
             document = try JSONParser.parse(bytes)
@@ -42,18 +56,14 @@ extension Profile {
                 ])
         }
         var reader = ProfileReader(document: document)
-        let profile = reader.profile(defaultName: defaultName)
+        let profile = reader.profile(base: base)
         guard reader.problems.isEmpty else { throw .invalid(file: file, problems: reader.problems) }
         return profile
-    }
-
-    public static func parse(_ text: String, file: String, defaultName: String) throws(ProfileError) -> Profile {
-        try parse(Array(text.utf8), file: file, defaultName: defaultName)
     }
 }
 
 /// Walks the JSON tree with the profile's schema: each key is read into a profile that already holds the
-/// default, so a missing or bad key leaves the default and the walk goes on to find the rest.
+/// default (or the base's value), so a missing or bad key leaves that value and the walk goes on to find the rest.
 private struct ProfileReader {
     let document: JSONValue
     var problems: [ProfileProblem] = []
@@ -107,8 +117,8 @@ private struct ProfileReader {
         return best.0
     }
 
-    mutating func profile(defaultName: String) -> Profile {
-        var profile = Profile(name: defaultName)
+    mutating func profile(base: Profile) -> Profile {
+        var profile = base
         read(ProfileSchema.tree, document, at: "", into: &profile)
         checkCombinations(profile)
         return profile

@@ -31,8 +31,7 @@ public struct ProfileStore: Sendable {
     /// A built-in profile, nil for an unknown name. Built-ins go through the same parser as files; a test
     /// checks each one parses, so the fallback is never taken.
     public static func builtIn(_ name: String) -> Profile? {
-        guard let text = BuiltInProfiles.texts.first(where: { $0.name == name })?.json else { return nil }
-        return try? Profile.parse(text, file: "built-in \(name)", defaultName: name)
+        BuiltInProfiles.profile(named: name)
     }
 
     /// Every built-in profile.

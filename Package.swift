@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(
             name: "LodestarCLITests",
             dependencies: [
-                "LodestarCLI", "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "GPSModel",
+                "LodestarCLI", "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "JSON", "GPSModel",
                 "SystemInterface",
             ]),
     ],

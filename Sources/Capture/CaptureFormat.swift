@@ -110,26 +110,27 @@ public enum CaptureLineEncoder {
             line += Array("\"}\n".utf8)
             return line
         case .regime(let regime, let reason):
-            var line = prefix(t)
-            line += Array(#""regime":"#.utf8)
-            JSONWriter.appendQuoted(regime, to: &line)
-            if let reason {
-                line += Array(#","reason":"#.utf8)
-                JSONWriter.appendQuoted(reason, to: &line)
-            }
-            line += Array("}\n".utf8)
-            return line
+            return taggedLine(t: t, opening: #""regime":"#, value: regime, key: "reason", detail: reason, closing: "}")
         case .event(let kind, let detail):
-            var line = prefix(t)
-            line += Array(#""event":{"kind":"#.utf8)
-            JSONWriter.appendQuoted(kind, to: &line)
-            if let detail {
-                line += Array(#","detail":"#.utf8)
-                JSONWriter.appendQuoted(detail, to: &line)
-            }
-            line += Array("}}\n".utf8)
-            return line
+            return taggedLine(
+                t: t, opening: #""event":{"kind":"#, value: kind, key: "detail", detail: detail, closing: "}}")
         }
+    }
+
+    /// `{"t":…,` `opening` the quoted `value`, `,"key":` the quoted `detail` when there is one, `closing`: the
+    /// shape of regime and event lines.
+    private static func taggedLine(
+        t: Double, opening: String, value: String, key: String, detail: String?, closing: String
+    ) -> [UInt8] {
+        var line = prefix(t)
+        line += Array(opening.utf8)
+        JSONWriter.appendQuoted(value, to: &line)
+        if let detail {
+            line += Array(",\"\(key)\":".utf8)
+            JSONWriter.appendQuoted(detail, to: &line)
+        }
+        line += Array((closing + "\n").utf8)
+        return line
     }
 
     /// `{"t":12.345,` — milliseconds are finer than any receiver epoch and keep lines short.

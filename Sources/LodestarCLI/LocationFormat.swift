@@ -21,6 +21,13 @@ enum JSONLine {
         object.add("timestamp", string: location.timestamp.iso8601)
         object.add("latitude", number: location.latitude)
         object.add("longitude", number: location.longitude)
+        addMeasurements(of: location, to: &object)
+        return object.line
+    }
+
+    /// Everything a location says besides where and when, in the order every output writes it (jsonl, and
+    /// GeoJSON's properties).
+    static func addMeasurements(of location: Location, to object: inout JSONObject) {
         object.add("altitude", number: location.altitude)
         object.add("horizontalAccuracy", number: location.horizontalAccuracy)
         object.add("verticalAccuracy", number: location.verticalAccuracy)
@@ -32,7 +39,6 @@ enum JSONLine {
         object.add("satellitesUsed", integer: location.satellitesUsed)
         object.add("hdop", number: location.hdop)
         object.add("device", string: location.device)
-        return object.line
     }
 }
 

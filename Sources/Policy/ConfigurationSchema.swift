@@ -314,7 +314,7 @@ extension ReceiverModel {
                 meaning: "time to first fix with almanac and time kept, ephemeris expired"),
             ConfigurationNumber(
                 "timeToFirstFix.cold", .required(\.timeToFirstFix.cold), .seconds, 0...1800,
-                meaning: "time to first fix with nothing kept (a receiver whose backup memory was lost)"),
+                meaning: "time to first fix with nothing kept: after off without a backup supply"),
             ConfigurationNumber(
                 "timeToFirstFix.hotWindow", .required(\.timeToFirstFix.hotWindow), .seconds, 0...604_800,
                 meaning: "how long it stays hot while down"),

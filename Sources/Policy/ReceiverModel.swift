@@ -109,18 +109,18 @@ public struct ReceiverModel: Sendable, Hashable {
         }
     }
 
-    /// Seconds to the first fix after being down `downFor` seconds in `regime`: hot within the hot window if
-    /// the regime keeps ephemeris (standby, or off with a backup supply), else warm.
-    /// Cold is for a receiver whose memory was lost, which the policy cannot know; a simulator may use it for
-    /// the very first start.
+    /// Seconds to the first fix after being down `downFor` seconds in `regime`. A regime that keeps the
+    /// backup domain (standby, or off with a backup supply) keeps time, almanac and ephemeris: hot within the
+    /// hot window, warm after it (the ephemeris has aged out). Off without a backup supply loses them all:
+    /// cold.
     public func timeToFirstFix(afterDown downFor: Double, in regime: ReceiverRegime) -> Double {
-        let keepsEphemeris = effectiveRegime(regime) == .standby || backupSupplyWhenOff
-        if keepsEphemeris && downFor <= timeToFirstFix.hotWindow { return timeToFirstFix.hot }
-        return timeToFirstFix.warm
+        let keepsBackupDomain = effectiveRegime(regime) == .standby || backupSupplyWhenOff
+        guard keepsBackupDomain else { return timeToFirstFix.cold }
+        return downFor <= timeToFirstFix.hotWindow ? timeToFirstFix.hot : timeToFirstFix.warm
     }
 
     /// Which of two ways down is cheaper for a sleep of `seconds`: standby (pays its current, keeps a hot start)
-    /// or off (pays nothing while down but a warm instead of a hot start at acquisition current).
+    /// or off (pays nothing while down but a warm or cold instead of a hot start at acquisition current).
     public func cheaperDownRegime(forSleepOf seconds: Double) -> ReceiverRegime {
         guard supportedRegimes.contains(.standby) else { return .off }
         let standbyCost = current.standby * seconds + current.acquisition * timeToFirstFix.hot
@@ -146,7 +146,7 @@ extension ReceiverModel {
             hot: 2,  // typical, unverified
             warm: 32,  // typical, unverified
             cold: 35,  // typical, unverified (Linx R4 / HI-203E manuals quote 35–40 s for their chips)
-            hotWindow: 0),  // no backup domain assumed: every start after off is warm
+            hotWindow: 0),  // no backup domain assumed: every start after off is cold
         backupSupplyWhenOff: false)
 
     /// u-blox 6 and 7 (NEO-6M, NEO-7M boards).

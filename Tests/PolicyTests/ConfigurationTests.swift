@@ -91,4 +91,20 @@ import Testing
         #expect(ublox6.timeToFirstFix(afterDown: 60, in: .standby) == 1)
         #expect(ublox6.timeToFirstFix(afterDown: 60, in: .off) == 27)
     }
+
+    /// Standby, or off with a backup supply, keeps the backup domain: hot within the hot window, warm after it.
+    /// Off without a backup supply loses time, almanac and ephemeris: cold, however short the sleep.
+    @Test func timeToFirstFixFollowsWhatTheWayDownKeeps() {
+        var model = ReceiverModel.sirf4
+        model.timeToFirstFix = TimeToFirstFix(hot: 1, warm: 20, cold: 40, hotWindow: 3600)
+        model.backupSupplyWhenOff = true
+        #expect(model.timeToFirstFix(afterDown: 60, in: .standby) == 1)
+        #expect(model.timeToFirstFix(afterDown: 7200, in: .standby) == 20)
+        #expect(model.timeToFirstFix(afterDown: 60, in: .off) == 1)
+        #expect(model.timeToFirstFix(afterDown: 7200, in: .off) == 20)
+        model.backupSupplyWhenOff = false
+        #expect(model.timeToFirstFix(afterDown: 60, in: .standby) == 1)
+        #expect(model.timeToFirstFix(afterDown: 60, in: .off) == 40)
+        #expect(ReceiverModel.genericNMEA.timeToFirstFix(afterDown: 1, in: .off) == ReceiverModel.genericNMEA.timeToFirstFix.cold)
+    }
 }

@@ -23,6 +23,14 @@ private func temporaryFolder() throws -> String {
     return folder
 }
 
+/// A private gpsd that writes nothing to its pty (so what it reports is only what the test feeds) and a
+/// fresh folder for the recording, which the caller removes.
+private func readOnlyBedAndFolder() throws -> (GPSDTestBed, String) {
+    var options = PrivateGPSD.Options()
+    options.readOnly = true
+    return (try GPSDTestBed(options: options), try temporaryFolder())
+}
+
 private func jsonlPositions(_ text: String) throws -> [EpochPosition] {
     try EpochPosition.fromLodestar(text.split(whereSeparator: \.isNewline).map(String.init))
 }
@@ -131,10 +139,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
 @Suite(.serialized, .tags(.gpsd)) struct RecordRoundTripTests {
     @Test(arguments: Fixtures.captureNames)
     func recordingReplaysToWhatWatchPrintedLive(capture: String) throws {
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
-        let folder = try temporaryFolder()
+        let (bed, folder) = try readOnlyBedAndFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"
         let record = InProcessCommand(["record", file, "--port", bed.port, "--host", "127.0.0.1", "--raw", "--note", "test"])
@@ -211,10 +216,7 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     /// message, exit 74, and every line written before it replays.
     @Test func aFullDiskStopsRecordingAndKeepsWhatWasWritten() throws {
         let binary = try #require(ExecutableTests.executable, "build the lodestar executable first")
-        var options = PrivateGPSD.Options()
-        options.readOnly = true
-        let bed = try GPSDTestBed(options: options)
-        let folder = try temporaryFolder()
+        let (bed, folder) = try readOnlyBedAndFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"
         // ulimit -f counts 1024-byte blocks: 16 KiB is a few dozen gpsd lines.

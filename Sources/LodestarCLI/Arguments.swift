@@ -5,13 +5,18 @@ struct UsageError: Error {
 
 /// Long options in swift-argument-parser's style, by hand: `--name value` or `--name=value`, flags without
 /// values, a declared one-letter alias (`-o`) on its own, `--help` anywhere. Only declared options are
-/// accepted; with `--help` the requirements between options are not checked (the help answers them).
+/// accepted, and exactly the declared operands; with `--help` none of the requirements (operands, required
+/// options, options that need or exclude others) is checked: the help answers them.
 struct ParsedArguments {
     private(set) var values: [String: String] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
+    /// The declaration's operands and options, for `operand(_:)`, `required(_:)` and their messages.
+    private let declaration: CommandDeclaration
 
-    init(_ arguments: [String], options: [OptionDeclaration]) throws(UsageError) {
+    init(_ arguments: [String], declaration: CommandDeclaration) throws(UsageError) {
+        self.declaration = declaration
+        let options = declaration.options
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -53,6 +58,16 @@ struct ParsedArguments {
             }
         }
         if wantsHelp { return }
+        for argument in declaration.arguments { _ = try operand(argument.name) }
+        if positionals.count > declaration.arguments.count {
+            let operands = declaration.arguments.map { "<\($0.name)>" }
+            throw UsageError(
+                message: operands.isEmpty
+                    ? "\(declaration.displayName) takes no arguments, not '\(positionals[0])'"
+                    : "\(declaration.displayName) takes \(operands.count == 1 ? "one" : String(operands.count)) "
+                        + operands.joined(separator: " "))
+        }
+        for option in options where option.isRequired { _ = try required(option.name) }
         for option in options where isGiven(option.name) {
             if let required = option.requires, !isGiven(required) {
                 throw UsageError(message: "--\(option.name) needs --\(required)")
@@ -64,6 +79,27 @@ struct ParsedArguments {
     }
 
     private func isGiven(_ name: String) -> Bool { values[name] != nil || flags.contains(name) }
+
+    /// The declared operand `name` (`<log>`): "import needs <log>" when it is missing.
+    func operand(_ name: String) throws(UsageError) -> String {
+        guard let index = declaration.arguments.firstIndex(where: { $0.name == name }) else {
+            throw UsageError(message: "\(declaration.displayName) declares no <\(name)>")
+        }
+        guard index < positionals.count else {
+            let missing = declaration.arguments.dropFirst(positionals.count).map { "<\($0.name)>" }
+            throw UsageError(message: "\(declaration.displayName) needs \(missing.joined(separator: " "))")
+        }
+        return positionals[index]
+    }
+
+    /// The value of an option declared `isRequired`: "import needs -o <file>" when it is missing.
+    func required(_ name: String) throws(UsageError) -> String {
+        if let value = values[name] { return value }
+        let spelling = declaration.option(name).map { option in
+            (option.shortName.map { "-\($0)" } ?? "--\(name)") + (option.valueName.map { " <\($0)>" } ?? "")
+        }
+        throw UsageError(message: "\(declaration.displayName) needs \(spelling ?? "--\(name)")")
+    }
 
     var wantsHelp: Bool { flags.contains("help") }
 

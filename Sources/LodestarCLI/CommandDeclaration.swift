@@ -15,20 +15,63 @@ struct CommandDeclaration: Sendable {
     var subcommands: [CommandDeclaration] = []
     /// Every status the command can return, with what it means for this command.
     var exitStatuses: [ExitStatusDeclaration]
-    /// Runs the command on the arguments after its path.
-    var run: @Sendable ([String], CommandContext) -> ExitCode
+    /// What the command does once `run` has parsed and checked its arguments: it reads its options and
+    /// works. A usage error it throws is answered as one (exit 64). A group's body runs only for its own
+    /// options given without a subcommand (`lodestar --version`); nil when it has none.
+    var body: (@Sendable (ParsedArguments, CommandContext) throws(UsageError) -> ExitCode)?
 
     var name: String { path.last ?? "lodestar" }
 
     /// `lodestar watch`, `lodestar profiles show`.
     var commandLine: String { (["lodestar"] + path).joined(separator: " ") }
 
-    /// Parses `arguments` against the declared options; see `ParsedArguments`.
+    /// How usage errors name the command: `import`, `profiles show`, `lodestar`.
+    var displayName: String { path.isEmpty ? "lodestar" : path.joined(separator: " ") }
+
+    /// Parses `arguments` against the declared operands and options; see `ParsedArguments`.
     func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
-        try ParsedArguments(arguments, options: options)
+        try ParsedArguments(arguments, declaration: self)
     }
 
     func option(_ name: String) -> OptionDeclaration? { options.first { $0.name == name } }
+
+    /// Runs the command on the arguments after its path, the same way for every command: a group hands
+    /// them to the subcommand its first word names; otherwise `--help` is answered with the generated help,
+    /// the operands and options are checked against the declaration, and `body` runs. Every usage error
+    /// goes to stderr with the help, exit 64.
+    func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        if !subcommands.isEmpty, let word = arguments.first, !word.hasPrefix("-"), word != "help" {
+            guard let subcommand = subcommands.first(where: { $0.name == word }) else {
+                let group = (path + ["subcommand"]).joined(separator: " ")
+                return usageFailure(UsageError(message: "unknown \(group) '\(word)'"), context: context)
+            }
+            return subcommand.run(Array(arguments.dropFirst()), context: context)
+        }
+        do throws(UsageError) {
+            // A group takes `help` for `--help` (`lodestar help`).
+            let parsed = try parse(arguments.first == "help" && !subcommands.isEmpty ? ["--help"] : arguments)
+            if parsed.wantsHelp {
+                _ = context.standardOutput.write(help + "\n")
+                return .success
+            }
+            guard let body, subcommands.isEmpty || !arguments.isEmpty else {
+                // "list, show, validate or schema"
+                var names = subcommands.map(\.name)
+                let last = names.popLast() ?? ""
+                let list = names.isEmpty ? last : names.joined(separator: ", ") + " or " + last
+                throw UsageError(message: "\(displayName) needs a subcommand: \(list)")
+            }
+            return try body(parsed, context)
+        } catch {
+            return usageFailure(error, context: context)
+        }
+    }
+
+    /// A usage error: what was wrong and the help on stderr, exit 64.
+    func usageFailure(_ error: UsageError, context: CommandContext) -> ExitCode {
+        _ = context.standardError.write("lodestar: \(error.message)\n\n\(help)\n")
+        return .usage
+    }
 }
 
 /// An option: `--name value` (or `--name=value`) when it has a value name, a flag otherwise.
@@ -46,7 +89,7 @@ struct OptionDeclaration: Sendable {
     var requires: String?
     /// An option this one cannot be given with.
     var excludes: String?
-    /// Shown without brackets in the USAGE line; the command checks it with its own message.
+    /// Shown without brackets in the USAGE line; the parser refuses the command without it.
     var isRequired = false
 
     static func value(

@@ -34,29 +34,14 @@ enum DemoCommand {
             ExitStatusDeclaration(.software, "the bundled capture is damaged in this build"),
             .outputNotWritten,
         ],
-        run: { run($0, context: $1) })
-
-    static var usage: String { declaration.help }
+        body: run(_:context:))
 
     static let defaultSpeed: Double = 30
 
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        let options: WatchOptions
-        let speed: Double
-        let capturePath: String?
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(usage + "\n")
-                return .success
-            }
-            if let extra = parsed.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
-            options = try WatchOptions(parsed)
-            speed = try parsed.positiveNumber("speed") ?? defaultSpeed
-            capturePath = parsed.string("capture")
-        } catch {
-            return LodestarCommand.usageFailure(error, usage: usage, context: context)
-        }
+    static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let options = try WatchOptions(parsed)
+        let speed = try parsed.positiveNumber("speed") ?? defaultSpeed
+        let capturePath = parsed.string("capture")
 
         if capturePath == nil, let receiver = systemReceiver() {
             context.say("lodestar demo: the system gpsd has a receiver (\(receiver)); watching it")

@@ -296,20 +296,18 @@ struct RegimeStyle {
 /// Point markers for events, drawn centred on (x, y).
 enum Marker {
     static func pause(x: Double, y: Double) -> String {
-        let cx = px(x)
-        let cy = px(y)
-        return "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"8\" fill=\"#111827\" stroke=\"#fff\" stroke-width=\"1.5\"/>"
-            + "<path d=\"M\(px(x - 2.5)),\(px(y - 4))v8"
-            + "M\(px(x + 2.5)),\(px(y - 4))v8\" "
+        disc(x: x, y: y, fill: "#111827")
+            + "<path d=\"M\(px(x - 2.5)),\(px(y - 4))v8M\(px(x + 2.5)),\(px(y - 4))v8\" "
             + "stroke=\"#fff\" stroke-width=\"2.4\"/>"
     }
 
     static func resume(x: Double, y: Double) -> String {
-        let cx = px(x)
-        let cy = px(y)
-        return "<circle cx=\"\(cx)\" cy=\"\(cy)\" r=\"8\" fill=\"#16a34a\" stroke=\"#fff\" stroke-width=\"1.5\"/>"
-            + "<path d=\"M\(px(x - 2.5)),\(px(y - 4.5))"
-            + "l7,4.5l-7,4.5z\" fill=\"#fff\"/>"
+        disc(x: x, y: y, fill: "#16a34a") + "<path d=\"M\(px(x - 2.5)),\(px(y - 4.5))l7,4.5l-7,4.5z\" fill=\"#fff\"/>"
+    }
+
+    /// The white-rimmed disc a pause or resume symbol is drawn on.
+    private static func disc(x: Double, y: Double, fill: String) -> String {
+        "<circle cx=\"\(px(x))\" cy=\"\(px(y))\" r=\"8\" fill=\"\(fill)\" stroke=\"#fff\" stroke-width=\"1.5\"/>"
     }
 
     static func failure(x: Double, y: Double) -> String {

@@ -2,7 +2,6 @@ import Simulation
 import Capture
 import GPSModel
 import Policy
-import Glibc
 
 #if canImport(Glibc)
 import Glibc

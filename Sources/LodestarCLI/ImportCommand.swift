@@ -35,30 +35,12 @@ enum ImportCommand {
             ExitStatusDeclaration(.cannotCreate, "<file> exists (without --force) or cannot be created"),
             ExitStatusDeclaration(.ioError, "writing <file> failed"),
         ],
-        run: { run($0, context: $1) })
+        body: run(_:context:))
 
-    static var usage: String { declaration.help }
-
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        let logPath: String
-        let outputPath: String
-        let force: Bool
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(usage + "\n")
-                return .success
-            }
-            guard parsed.positionals.count == 1, let log = parsed.positionals.first else {
-                throw UsageError(message: parsed.positionals.isEmpty ? "import needs a raw log" : "import takes one log")
-            }
-            guard let output = parsed.string("output") else { throw UsageError(message: "import needs -o <file>") }
-            logPath = log
-            outputPath = output
-            force = parsed.flags.contains("force")
-        } catch {
-            return LodestarCommand.usageFailure(error, usage: usage, context: context)
-        }
+    static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let logPath = try parsed.operand("log")
+        let outputPath = try parsed.required("output")
+        let force = parsed.flags.contains("force")
 
         let raw: [UInt8]
         do throws(SystemError) {

@@ -14,37 +14,14 @@ public enum LodestarCommand {
             ImportCommand.declaration, ReplayCommand.declaration, ProfilesCommand.declaration,
         ],
         exitStatuses: ExitCode.allCases.map { ExitStatusDeclaration($0, $0.summary) },
-        run: { run($0, context: $1) })
-
-    static var usage: String { declaration.help }
+        // Runs only for `--version`, the one option of its own.
+        body: { _, context in
+            _ = context.standardOutput.write("lodestar \(version)\n")
+            return .success
+        })
 
     /// Runs one command line (without the program name) and returns its exit status.
     public static func main(arguments: [String], context: CommandContext) -> Int32 {
-        run(arguments, context: context).rawValue
-    }
-
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        guard let subcommand = arguments.first else {
-            _ = context.standardError.write(usage + "\n")
-            return .usage
-        }
-        if let declared = declaration.subcommands.first(where: { $0.name == subcommand }) {
-            return declared.run(Array(arguments.dropFirst()), context)
-        }
-        switch subcommand {
-        case "-h", "--help", "help":
-            _ = context.standardOutput.write(usage + "\n")
-            return .success
-        case "--version":
-            _ = context.standardOutput.write("lodestar \(version)\n")
-            return .success
-        default:
-            return usageFailure(UsageError(message: "unknown subcommand '\(subcommand)'"), usage: usage, context: context)
-        }
-    }
-
-    static func usageFailure(_ error: UsageError, usage: String, context: CommandContext) -> ExitCode {
-        _ = context.standardError.write("lodestar: \(error.message)\n\n\(usage)\n")
-        return .usage
+        declaration.run(arguments, context: context).rawValue
     }
 }

@@ -18,10 +18,7 @@ enum ProfilesCommand {
             """,
         subcommands: [listDeclaration, showDeclaration, validateDeclaration, schemaDeclaration],
         exitStatuses: ExitStatusDeclaration.union(
-            [showDeclaration, validateDeclaration, listDeclaration, schemaDeclaration].map(\.exitStatuses)),
-        run: { run($0, context: $1) })
-
-    static var usage: String { declaration.help }
+            [showDeclaration, validateDeclaration, listDeclaration, schemaDeclaration].map(\.exitStatuses)))
 
     static let listDeclaration = CommandDeclaration(
         path: ["profiles", "list"],
@@ -36,7 +33,7 @@ enum ProfilesCommand {
             .usageError,
             .outputNotWritten,
         ],
-        run: { list($0, context: $1) })
+        body: list(_:context:))
 
     static let showDeclaration = CommandDeclaration(
         path: ["profiles", "show"],
@@ -58,7 +55,7 @@ enum ProfilesCommand {
             .outputNotWritten,
             .profileNotValid,
         ],
-        run: { show($0, context: $1) })
+        body: show(_:context:))
 
     static let validateDeclaration = CommandDeclaration(
         path: ["profiles", "validate"],
@@ -77,49 +74,7 @@ enum ProfilesCommand {
             .outputNotWritten,
             .profileNotValid,
         ],
-        run: { validate($0, context: $1) })
-
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        guard let subcommand = arguments.first else {
-            return LodestarCommand.usageFailure(
-                UsageError(message: "profiles needs a subcommand: list, show, validate or schema"), usage: usage,
-                context: context)
-        }
-        if let declared = declaration.subcommands.first(where: { $0.name == subcommand }) {
-            return declared.run(Array(arguments.dropFirst()), context)
-        }
-        switch subcommand {
-        case "-h", "--help", "help":
-            _ = context.standardOutput.write(usage + "\n")
-            return .success
-        default:
-            return LodestarCommand.usageFailure(
-                UsageError(message: "unknown profiles subcommand '\(subcommand)'"), usage: usage, context: context)
-        }
-    }
-
-    /// The single positional of `show` and `validate`, or nil after answering --help or a usage error.
-    private static func operand(
-        _ arguments: [String], declaration: CommandDeclaration, what: String, context: CommandContext,
-        code: inout ExitCode
-    ) -> String? {
-        let usage = declaration.help
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(usage + "\n")
-                code = .success
-                return nil
-            }
-            guard parsed.positionals.count == 1, let operand = parsed.positionals.first else {
-                throw UsageError(message: parsed.positionals.isEmpty ? "needs \(what)" : "takes one \(what)")
-            }
-            return operand
-        } catch {
-            code = LodestarCommand.usageFailure(error, usage: usage, context: context)
-            return nil
-        }
-    }
+        body: validate(_:context:))
 
     static let schemaDeclaration = CommandDeclaration(
         path: ["profiles", "schema"],
@@ -130,34 +85,13 @@ enum ProfilesCommand {
             between its 'generated' markers (scripts/update-profiles-doc puts it there).
             """,
         exitStatuses: [ExitStatusDeclaration(.success, "ok"), .usageError, .outputNotWritten],
-        run: { schema($0, context: $1) })
+        body: schema(_:context:))
 
-    /// For a subcommand without operands: nil to go on, or the exit status after --help or a usage error.
-    private static func noOperands(
-        _ arguments: [String], declaration: CommandDeclaration, context: CommandContext
-    ) -> ExitCode? {
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(declaration.help + "\n")
-                return .success
-            }
-            guard parsed.positionals.isEmpty else {
-                throw UsageError(message: "\(declaration.name) takes no arguments")
-            }
-            return nil
-        } catch {
-            return LodestarCommand.usageFailure(error, usage: declaration.help, context: context)
-        }
+    static func schema(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
+        write(ProfileSchema.markdownTable, context: context) ? .success : .ioError
     }
 
-    static func schema(_ arguments: [String], context: CommandContext) -> ExitCode {
-        if let code = noOperands(arguments, declaration: schemaDeclaration, context: context) { return code }
-        return write(ProfileSchema.markdownTable, context: context) ? .success : .ioError
-    }
-
-    static func list(_ arguments: [String], context: CommandContext) -> ExitCode {
-        if let code = noOperands(arguments, declaration: listDeclaration, context: context) { return code }
+    static func list(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
         let listings = ProfileStore.system.list()
         let width = listings.map(\.name.count).max() ?? 0
         for listing in listings {
@@ -171,12 +105,8 @@ enum ProfilesCommand {
         return .success
     }
 
-    static func show(_ arguments: [String], context: CommandContext) -> ExitCode {
-        var code = ExitCode.success
-        guard
-            let name = operand(
-                arguments, declaration: showDeclaration, what: "a profile name or file", context: context, code: &code)
-        else { return code }
+    static func show(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let name = try parsed.operand("name")
         switch ProfileInput.load(name, command: "profiles show", context: context) {
         case .success(let profile):
             return write(profile.jsonText, context: context) ? .success : .ioError
@@ -185,10 +115,8 @@ enum ProfilesCommand {
         }
     }
 
-    static func validate(_ arguments: [String], context: CommandContext) -> ExitCode {
-        var code = ExitCode.success
-        guard let file = operand(arguments, declaration: validateDeclaration, what: "a profile file", context: context, code: &code)
-        else { return code }
+    static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let file = try parsed.operand("file")
         // A bare name that is a file here is that file ('validate car.json' and 'validate mine' alike).
         let isFile = access(file, F_OK) == 0
         let result: Result<Profile, ProfileError>

@@ -42,39 +42,19 @@ enum RecordCommand {
                 .ioError,
                 "writing failed (disk full, I/O error): every line before the failure stays in the file and replays"),
         ],
-        run: { run($0, context: $1) })
+        body: run(_:context:))
 
-    static var usage: String { declaration.help }
-
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        var options: CaptureRecorder.Options
-        let host: String
-        let port: String
-        let device: String?
-        let raw: Bool
-        let duration: Double?
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(usage + "\n")
-                return .success
-            }
-            guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
-                throw UsageError(message: parsed.positionals.isEmpty ? "record needs a file" : "record takes one file")
-            }
-            host = parsed.string("host") ?? GPSDSession.defaultHost
-            port = try parsed.port("port") ?? GPSDSession.defaultPort
-            device = parsed.string("device")
-            raw = parsed.flags.contains("raw")
-            duration = try parsed.positiveNumber("duration")
-            options = CaptureRecorder.Options(path: path)
-            options.replacing = parsed.flags.contains("force")
-            options.host = host
-            options.device = device
-            options.note = parsed.string("note")
-        } catch {
-            return LodestarCommand.usageFailure(error, usage: usage, context: context)
-        }
+    static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let host = parsed.string("host") ?? GPSDSession.defaultHost
+        let port = try parsed.port("port") ?? GPSDSession.defaultPort
+        let device = parsed.string("device")
+        let raw = parsed.flags.contains("raw")
+        let duration = try parsed.positiveNumber("duration")
+        var options = CaptureRecorder.Options(path: try parsed.operand("file"))
+        options.replacing = parsed.flags.contains("force")
+        options.host = host
+        options.device = device
+        options.note = parsed.string("note")
         // Said before connecting, so nobody waits for gpsd to learn the file was there all along.
         if !options.replacing, access(options.path, F_OK) == 0 {
             context.say("lodestar record: \(options.path) exists; use --force to replace it")

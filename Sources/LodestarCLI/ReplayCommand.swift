@@ -130,47 +130,18 @@ enum ReplayCommand {
             ExitStatusDeclaration(.ioError, "the output or the --report file could not be written"),
             .profileNotValid,
         ],
-        run: { run($0, context: $1) })
+        body: run(_:context:))
 
-    static var usage: String { declaration.help }
-
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        let path: String
-        let format: LocationFormat
-        let speed: Double?
-        let count: Int?
-        let throughGPSD: Bool
-        let profileName: String?
-        let evaluate: Bool
-        let evaluationJSON: Bool
-        let reportPath: String?
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(usage + "\n")
-                return .success
-            }
-            guard parsed.positionals.count == 1, let file = parsed.positionals.first else {
-                throw UsageError(
-                    message: parsed.positionals.isEmpty
-                        ? "replay needs a capture or raw log file" : "replay takes one file, not \(parsed.positionals.count)")
-            }
-            path = file
-            format = try parsed.format("format", default: .text)
-            count = try parsed.positiveInteger("count")
-            throughGPSD = parsed.flags.contains("through-gpsd")
-            profileName = parsed.string("profile")
-            evaluate = parsed.flags.contains("evaluate")
-            evaluationJSON = parsed.flags.contains("json")
-            reportPath = parsed.string("report")
-            if parsed.string("speed") == "max" {
-                speed = nil
-            } else {
-                speed = try parsed.positiveNumber("speed")
-            }
-        } catch {
-            return LodestarCommand.usageFailure(error, usage: usage, context: context)
-        }
+    static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let path = try parsed.operand("file")
+        let format = try parsed.format("format", default: .text)
+        let count = try parsed.positiveInteger("count")
+        let throughGPSD = parsed.flags.contains("through-gpsd")
+        let profileName = parsed.string("profile")
+        let evaluate = parsed.flags.contains("evaluate")
+        let evaluationJSON = parsed.flags.contains("json")
+        let reportPath = parsed.string("report")
+        let speed = try parsed.string("speed") == "max" ? nil : parsed.positiveNumber("speed")
 
         var profile: Profile?
         if let profileName {

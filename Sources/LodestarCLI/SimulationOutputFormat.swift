@@ -6,26 +6,33 @@ import Policy
 /// How a simulated replay's regime and event lines are printed next to its locations.
 enum SimulationLine {
     static func regime(t: Double, _ regime: ReceiverRegime, reason: String, format: LocationFormat) -> String {
-        if format == .text {
-            return "# \(time(t))  regime \(regime.rawValue): \(reason)\n"
-        }
-        var object = JSONObject()
-        object.add("type", string: "regime")
-        object.add("t", number: rounded(t))
-        object.add("regime", string: regime.rawValue)
-        object.add("reason", string: reason)
-        return object.line
+        line(
+            t: t, type: "regime", text: "regime \(regime.rawValue): \(reason)",
+            strings: ["regime": regime.rawValue, "reason": reason], format: format)
     }
 
     static func event(t: Double, _ kind: PolicyEventKind, detail: String, format: LocationFormat) -> String {
-        if format == .text {
-            return "# \(time(t))  \(kind.name): \(detail)\n"
-        }
+        line(
+            t: t, type: "event", text: "\(kind.name): \(detail)", strings: ["kind": kind.name, "detail": detail],
+            format: format, more: { fields(of: kind, into: &$0) })
+    }
+
+    /// `# +12.0 s  TEXT` in text; otherwise `{"type":TYPE,"t":T,` then `strings` in order and what `more` adds.
+    private static func line(
+        t: Double, type: String, text: String, strings: KeyValuePairs<StaticString, String>, format: LocationFormat,
+        more: (inout JSONObject) -> Void = { _ in }
+    ) -> String {
+        if format == .text { return "# \(time(t))  \(text)\n" }
         var object = JSONObject()
-        object.add("type", string: "event")
+        object.add("type", string: type)
         object.add("t", number: rounded(t))
-        object.add("kind", string: kind.name)
-        object.add("detail", string: detail)
+        for (key, value) in strings { object.add(key, string: value) }
+        more(&object)
+        return object.line
+    }
+
+    /// What an event adds to its JSON line: where it happened, its request or its error.
+    private static func fields(of kind: PolicyEventKind, into object: inout JSONObject) {
         switch kind {
         case .paused(let location), .significantChange(let location):
             object.add("timestamp", string: location.timestamp.iso8601)
@@ -44,7 +51,6 @@ enum SimulationLine {
         case .resumed, .acquisitionFailed, .receiverLost, .receiverBack:
             break
         }
-        return object.line
     }
 
     /// `t` to the millisecond, as captures write it: the same input gives the same bytes.

@@ -27,30 +27,16 @@ enum WatchCommand {
             ExitStatusDeclaration(.unavailable, "gpsd not reachable at start"),
             .outputNotWritten,
         ],
-        run: { run($0, context: $1) })
+        body: run(_:context:))
 
-    static var usage: String { declaration.help }
-
-    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
-        let options: WatchOptions
-        let source: LiveReportSource
-        do throws(UsageError) {
-            let parsed = try declaration.parse(arguments)
-            if parsed.wantsHelp {
-                _ = context.standardOutput.write(usage + "\n")
-                return .success
-            }
-            if let extra = parsed.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
-            options = try WatchOptions(parsed)
-            source = LiveReportSource(
-                host: parsed.string("host") ?? GPSDSession.defaultHost,
-                port: try parsed.port("port") ?? GPSDSession.defaultPort,
-                device: parsed.string("device"),
-                // watch prints satellite counts only; skipping the per-satellite list halves its decoding.
-                satelliteDetail: false)
-        } catch {
-            return LodestarCommand.usageFailure(error, usage: usage, context: context)
-        }
+    static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let options = try WatchOptions(parsed)
+        let source = LiveReportSource(
+            host: parsed.string("host") ?? GPSDSession.defaultHost,
+            port: try parsed.port("port") ?? GPSDSession.defaultPort,
+            device: parsed.string("device"),
+            // watch prints satellite counts only; skipping the per-satellite list halves its decoding.
+            satelliteDetail: false)
         return WatchLoop(options: options, context: context).run(source: source)
     }
 }

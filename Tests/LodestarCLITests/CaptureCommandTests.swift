@@ -23,6 +23,8 @@ private func temporaryFolder() throws -> String {
     return folder
 }
 
+/// A private gpsd that writes nothing to its pty (so what it reports is only what the test feeds) and a
+/// fresh folder for the recording, which the caller removes.
 private func jsonlPositions(_ text: String) throws -> [EpochPosition] {
     try EpochPosition.fromLodestar(text.split(whereSeparator: \.isNewline).map(String.init))
 }

@@ -43,6 +43,30 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
         #expect(error.contains("'--format' takes jsonl|text|gpx|geojson, not 'xml'"))
     }
 
+    /// Operand and subcommand errors are worded from the declarations, so they name what the help names.
+    @Test(arguments: [
+        (["import"], "lodestar: import needs <log>\n"),
+        (["import", "a.nmea", "b.nmea", "-o", "c"], "lodestar: import takes one <log>\n"),
+        (["import", "a.nmea"], "lodestar: import needs -o <file>\n"),
+        (["replay"], "lodestar: replay needs <file>\n"),
+        (["profiles", "show"], "lodestar: profiles show needs <name>\n"),
+        (["watch", "extra"], "lodestar: watch takes no arguments, not 'extra'\n"),
+        (["profiles"], "lodestar: profiles needs a subcommand: list, show, validate or schema\n"),
+        (["profiles", "frob"], "lodestar: unknown profiles subcommand 'frob'\n"),
+        (["frob"], "lodestar: unknown subcommand 'frob'\n"),
+        ([], "lodestar: lodestar needs a subcommand: watch, demo, record, import, replay or profiles\n"),
+    ])
+    func usageErrorIsWordedFromTheDeclaration(arguments: [String], message: String) {
+        let (code, _, error) = run(arguments)
+        #expect(code == 64)
+        #expect(error.hasPrefix(message + "\nUSAGE: lodestar"), "\(error)")
+    }
+
+    @Test func helpWordOfAGroupIsItsHelp() {
+        #expect(run(["profiles", "help"]).1 == run(["profiles", "--help"]).1)
+        #expect(run(["help"]).1 == run(["--help"]).1)
+    }
+
     @Test func versionPrints() {
         let (code, output, _) = run(["--version"])
         #expect(code == 0)

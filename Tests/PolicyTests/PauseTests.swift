@@ -57,22 +57,25 @@ import Testing
         #expect(actions.eventNames == ["paused"])
     }
 
-    /// One multipath jump is an outlier, not a departure: the window goes on.
-    @Test func aSingleOutlierDoesNotRestartTheWindow() {
+    /// A car standing still for 150 s, then one fix 250 m away at 4 m/s.
+    private static func stationaryThenOneMovingFix() -> (Harness, [PolicyAction]) {
         var harness = Harness()
         harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
         var actions = harness.stationary(from: 0, to: 150)
         actions += harness.fix(makeFix(t: 151, north: 250, accuracy: 10, speed: 4), at: 151)
+        return (harness, actions)
+    }
+
+    /// One multipath jump is an outlier, not a departure: the window goes on.
+    @Test func aSingleOutlierDoesNotRestartTheWindow() {
+        var (harness, actions) = Self.stationaryThenOneMovingFix()
         actions += harness.stationary(from: 152, to: 300)
         #expect(actions.eventNames == ["paused"])
     }
 
     /// Two moving fixes in a row are a departure: the window starts again.
     @Test func twoMovingFixesInARowRestartTheWindow() {
-        var harness = Harness()
-        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
-        var actions = harness.stationary(from: 0, to: 150)
-        actions += harness.fix(makeFix(t: 151, north: 250, accuracy: 10, speed: 4), at: 151)
+        var (harness, actions) = Self.stationaryThenOneMovingFix()
         actions += harness.fix(makeFix(t: 152, north: 260, accuracy: 10, speed: 4), at: 152)
         actions += harness.stationary(from: 153, to: 451, north: 260)
         #expect(actions.eventNames.isEmpty)

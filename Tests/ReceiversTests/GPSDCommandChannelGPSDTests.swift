@@ -9,7 +9,7 @@ import Testing
 
 /// The command channel against a real gpsd (not read-only, so its writes reach the pty standing in for the
 /// receiver): the bytes sent come out at the receiver exactly, and gpsd's answers reach the sender.
-@Suite struct GPSDCommandChannelGPSDTests {
+@Suite(.tags(.gpsd)) struct GPSDCommandChannelGPSDTests {
     final class Outcomes: Sendable {
         private let list = Mutex<[GPSDCommandOutcome]>([])
         var completion: GPSDCommandChannel.Completion { { outcome in self.list.withLock { $0.append(outcome) } } }

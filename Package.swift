@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "GPSD", dependencies: ["CGPS", "GPSModel", "JSON", "SystemInterface"]),
         // The pure power policy of docs/contract.md: events in, actions out, no clock and no I/O.
-        .target(name: "Policy", dependencies: ["GPSModel"]),
+        .target(name: "Policy", dependencies: ["GPSModel", "JSON"]),
         .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "JSON", "SystemInterface"]),
         .target(name: "Simulation", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
         .target(name: "Receivers", dependencies: ["GPSModel", "GPSD", "Policy", "SystemInterface"]),

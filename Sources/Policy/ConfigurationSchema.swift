@@ -1,3 +1,5 @@
+import JSON
+
 /// What a configuration number measures: the words of "allowed: a number of seconds from 1 to 3600" and the
 /// unit column of docs/profiles.md.
 public enum ConfigurationUnit: Sendable, Hashable {
@@ -5,7 +7,7 @@ public enum ConfigurationUnit: Sendable, Hashable {
 
     /// "a number of seconds from 1 to 3600".
     public func describe(_ range: ClosedRange<Double>) -> String {
-        "\(noun) from \(Self.numberText(range.lowerBound)) to \(Self.numberText(range.upperBound))"
+        "\(noun) from \(JSONWriter.numberText(range.lowerBound)) to \(JSONWriter.numberText(range.upperBound))"
     }
 
     /// "a number of seconds", "a speed in m/s".
@@ -32,12 +34,6 @@ public enum ConfigurationUnit: Sendable, Hashable {
         }
     }
 
-    /// Whole numbers without a fraction ("3600", not "3600.0"), others in Swift's shortest form: as a profile
-    /// file writes them, so a message quotes a bound as the file would.
-    package static func numberText(_ number: Double) -> String {
-        if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
-        return "\(number)"
-    }
 }
 
 /// One number of a configuration value as data: where it is, its unit, the values it may take, what it
@@ -90,8 +86,8 @@ public struct ConfigurationNumber<Root> {
         case .required: unit.describe(range)
         case .optional(_, let nullMeans): "null (\(nullMeans)) or \(unit.describe(range))"
         case .whole:
-            "a whole number from \(ConfigurationUnit.numberText(range.lowerBound)) to "
-                + ConfigurationUnit.numberText(range.upperBound)
+            "a whole number from \(JSONWriter.numberText(range.lowerBound)) to "
+                + JSONWriter.numberText(range.upperBound)
         }
     }
 

@@ -143,7 +143,7 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
 /// The demo end to end, in-process: a private gpsd, the bundled capture, real fixes out.
 @Suite(.tags(.gpsd)) struct DemoTests {
     @Test func demoPrintsFixesFromTheBundledCapture() throws {
-        let (code, output, error) = run(["demo", "--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"),
+        let (code, output, error) = run(["demo", "--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"),
                                          "--speed", "1000", "--format", "jsonl", "--count", "5"])
         #expect(code == 0, "\(error)")
         let lines = output.split(whereSeparator: \.isNewline)
@@ -157,12 +157,8 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
 
     @Test func embeddedCaptureIsByteIdenticalToTheFixture() throws {
         let embedded = try #require(EmbeddedCapture.bytes())
-        let fixture = try Data(contentsOf: URL(fileURLWithPath: capturePath(EmbeddedCapture.name)))
+        let fixture = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(EmbeddedCapture.name)))
         #expect(embedded == [UInt8](fixture))
     }
 
-    func capturePath(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/captures/\(name)").path
-    }
 }

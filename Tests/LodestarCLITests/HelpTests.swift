@@ -50,11 +50,6 @@ private func documentedCodes(_ help: String) -> Set<Int32> {
     })
 }
 
-private func fixture(_ name: String) -> String {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/captures/\(name)").path
-}
-
 /// A standard output whose every write fails (a full disk).
 private final class FailingSink: TextSink {
     func write(_ text: String) -> WriteOutcome { .failed(errno: EIO) }
@@ -131,7 +126,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
 
     /// The requirements the table states are enforced and described.
     @Test func requirementsAreEnforced() {
-        let capture = fixture("gpsd-mtk-mt3339.nmea")
+        let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
         for (arguments, message) in [
             (["replay", capture, "--json"], "--json needs --evaluate"),
             (["replay", capture, "--report", "x.html"], "--report needs --evaluate"),
@@ -181,7 +176,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         try Data().write(to: URL(fileURLWithPath: empty))
         try Data("x".utf8).write(to: URL(fileURLWithPath: existing))
         try Data(#"{"name":"x","policy":{"nonsense":1}}"#.utf8).write(to: URL(fileURLWithPath: invalidProfile))
-        let capture = fixture("gpsd-mtk-mt3339.nmea")
+        let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
         let closedPort = String(try freeLoopbackPort())
 
         var cases: [(arguments: [String], code: Int32, failingOutput: Bool)] = [

@@ -1,5 +1,6 @@
 import Foundation
 import GPSModel
+import Testbed
 import Testing
 
 @testable import LodestarCLI
@@ -357,11 +358,6 @@ final class CountingSink: TextSink, @unchecked Sendable {
 /// `watch`'s loop end to end through the demo (a private gpsd fed a real capture): the document is complete
 /// however the watch ends.
 @Suite(.tags(.gpsd)) struct TrackExportEndToEndTests {
-    func capturePath(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/captures/\(name)").path
-    }
-
     func demo(_ arguments: [String], output: CountingSink, stopAfterWrites: Int? = nil) -> (Int32, String) {
         let error = MemorySink()
         let context = CommandContext(
@@ -374,7 +370,7 @@ final class CountingSink: TextSink, @unchecked Sendable {
     @Test func gpxEndedByCountLoadsInGpsbabelWithEveryPoint() throws {
         let output = CountingSink()
         let (code, error) = demo(
-            ["--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx",
+            ["--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx",
              "--count", "7"], output: output)
         #expect(code == 0, "\(error)")
         // Header, one piece per fix, footer.
@@ -390,7 +386,7 @@ final class CountingSink: TextSink, @unchecked Sendable {
     @Test func geojsonEndedByTheCaptureRunningOutIsComplete() throws {
         let output = CountingSink()
         let (code, error) = demo(
-            ["--capture", capturePath("gpsd-sirf4-bu353s4.nmea"), "--speed", "1000", "--format", "geojson"],
+            ["--capture", Fixtures.path("gpsd-sirf4-bu353s4.nmea"), "--speed", "1000", "--format", "geojson"],
             output: output)
         #expect(code == 0, "\(error)")
         let text = output.writes.joined()
@@ -406,7 +402,7 @@ final class CountingSink: TextSink, @unchecked Sendable {
     @Test func gpxEndedByAStopRequestIsComplete() throws {
         let output = CountingSink()
         let (code, error) = demo(
-            ["--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx"],
+            ["--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx"],
             output: output, stopAfterWrites: 4)
         #expect(code == 0, "\(error)")
         let gpx = output.writes.joined()
@@ -420,7 +416,7 @@ final class CountingSink: TextSink, @unchecked Sendable {
     @Test func goneReaderGetsNothingMore() {
         let output = CountingSink(goneAt: 4)
         let (code, error) = demo(
-            ["--capture", capturePath("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx"],
+            ["--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "--speed", "1000", "--format", "gpx"],
             output: output)
         #expect(code == 0, "\(error)")
         // The header and two points; the refused fourth write ended the watch and no footer was tried after.

@@ -345,8 +345,8 @@ extension ProfileSchema {
         switch key.kind {
         case .number(let number):
             let range =
-                ConfigurationUnit.numberText(number.range.lowerBound) + "–"
-                + ConfigurationUnit.numberText(number.range.upperBound)
+                JSONWriter.numberText(number.range.lowerBound) + "–"
+                + JSONWriter.numberText(number.range.upperBound)
             return range + (number.atLeast.map { ", ≥ `\($0.key)`" } ?? "")
         case .flag: return "`true`, `false`"
         case .choice(let choice): return quoted(choice.names)

@@ -27,11 +27,9 @@ import Testing
     }
 
     @Test func theControlGetsTheChannelAndTheDeviceAndReachesTheReceiver() throws {
-        let gpsd = try PrivateGPSD()
-        defer { gpsd.stop() }
-        let terminal = try PseudoTerminal()
-        defer { terminal.close() }
-        try gpsd.addDeviceAndWait(terminal)
+        let bed = try GPSDTestBed()
+        defer { withExtendedLifetime(bed) {} }  // its deinit stops gpsd: not before the test ends
+        let (gpsd, terminal) = (bed.gpsd, bed.terminal)
 
         let control = RecordingControl()
         let manager = LocationManager(

@@ -17,11 +17,9 @@ import Testing
     }
 
     @Test func framesReachTheReceiverAndGpsdsAnswersTheSender() throws {
-        let gpsd = try PrivateGPSD()
-        defer { gpsd.stop() }
-        let terminal = try PseudoTerminal()
-        defer { terminal.close() }
-        try gpsd.addDeviceAndWait(terminal)
+        let bed = try GPSDTestBed()
+        defer { withExtendedLifetime(bed) {} }  // its deinit stops gpsd: not before the test ends
+        let (gpsd, terminal) = (bed.gpsd, bed.terminal)
 
         let channel = GPSDCommandChannel()
         let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), commands: channel)

@@ -1,13 +1,6 @@
-/// How the receiver is wired to this machine, which decides what it can be woken from: a u-blox on its own
-/// USB port never reaches backup, and USB traffic would not wake it from there; on its UART any byte does.
-public enum ReceiverConnection: String, Sendable, Hashable, CaseIterable {
-    /// The receiver's own USB port (USB CDC ACM, `/dev/ttyACM*`).
-    case usb
-    /// The receiver's UART: a board serial port, or a USB-to-serial bridge (`/dev/ttyUSB*`) in front of it.
-    case uart
-    /// The device name does not say.
-    case unknown
+import Policy
 
+extension ReceiverConnection {
     /// From the device path gpsd reads, by name only (no file system access).
     ///
     /// - `/dev/ttyACM*` is USB CDC: the receiver's own USB. `/dev/ttyUSB*` is a USB-to-serial bridge, so

@@ -1,3 +1,4 @@
+import Policy
 import Receivers
 import Testing
 

@@ -142,6 +142,24 @@ package struct JSONObject {
         JSONWriter.appendNumber(value, to: &bytes)
     }
 
+    package mutating func add(_ name: StaticString, bool value: Bool?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    /// An array of strings.
+    package mutating func add(_ name: StaticString, strings values: [String]?) {
+        guard let values else { return }
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONWriter.appendQuoted(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// A member whose value is already JSON (a nested object or array).
     package mutating func add(_ name: StaticString, json value: [UInt8]?) {
         guard let value else { return }

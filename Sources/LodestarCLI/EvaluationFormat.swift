@@ -17,6 +17,16 @@ enum EvaluationFormat {
         object.add("capture", string: capture)
         object.add("profile", string: profile)
         object.add("receiver", string: evaluation.receiver.name)
+        let model = evaluation.receiver
+        var assumed = JSONObject()
+        assumed.add("powerControl", string: model.powerControl.rawValue)
+        assumed.add("connection", string: model.connection.rawValue)
+        assumed.add(
+            "reachableRegimes",
+            strings: ReceiverRegime.allCases.reversed().filter(model.reachableRegimes.contains).map(\.rawValue))
+        assumed.add("offCurrentUnknown", bool: model.offCurrentUnknown)
+        assumed.add("unverified", strings: unverifiedFigures(model))
+        object.add("assumed", json: assumed.closed)
         object.add("stalenessBound", number: evaluation.bound)
         object.add("duration", number: round(evaluation.duration, 10))
         object.add("trueFixes", integer: evaluation.trueFixes)
@@ -81,12 +91,32 @@ enum EvaluationFormat {
         return object.closed
     }
 
+    /// The figures of `model` no source backs, by profile key.
+    static func unverifiedFigures(_ model: ReceiverModel) -> [String] {
+        ReceiverModel.numbers.map(\.key).filter { model.sources[$0] == nil }
+    }
+
+    /// The line saying how the receiver was assumed to be powered down, and what that reaches.
+    static func assumption(_ model: ReceiverModel) -> String {
+        let reachable = ReceiverRegime.allCases.reversed().filter(model.reachableRegimes.contains).map(\.rawValue)
+        var line =
+            "assumed: power control \(model.powerControl.rawValue) on a \(model.connection.rawValue) connection, reaching "
+            + reachable.joined(separator: ", ")
+        if model.offCurrentUnknown, model.reachableRegimes.contains(.off) {
+            line += "; off only releases the device, its current unknown and charged as tracking"
+        }
+        let unverified = unverifiedFigures(model)
+        if !unverified.isEmpty { line += "; unverified figures: " + unverified.joined(separator: ", ") }
+        return line
+    }
+
     static func table(_ evaluation: Evaluation, capture: String, profile: String) -> String {
         var lines: [String] = []
         let minutes = TextLine.fixed(evaluation.duration / 60, decimals: 1, width: 1)
         lines.append(
             "\(capture): \(evaluation.trueFixes) true fixes over \(minutes) min; profile \(profile), receiver "
                 + "\(evaluation.receiver.name), staleness bound \(TextLine.fixed(evaluation.bound, decimals: 0, width: 1)) m")
+        lines.append(assumption(evaluation.receiver))
         lines.append("")
         let header = [
             "run", "energy mAh", "% always-on", "stopped mAh", "stale p50 m", "p95 m", "max m", "over bound", "delivered",

@@ -1,3 +1,4 @@
+import Policy
 import Simulation
 import Testbed
 import SystemInterface
@@ -104,6 +105,12 @@ enum ReplayCommand {
                     order; text prints them as '#' lines. Deterministic: the same input, the same bytes
                     """,
                 excludes: "through-gpsd"),
+            .value(
+                "connection", "kind", choices: ReceiverConnection.allCases.map(\.rawValue),
+                help: """
+                    how the simulated receiver is wired, instead of the profile's receiver.connection: usb (a \
+                    u-blox on its own USB never reaches backup), uart, unknown; only with --profile
+                    """),
             .flag(
                 "evaluate",
                 help: """
@@ -149,6 +156,10 @@ enum ReplayCommand {
             case .success(let loaded): profile = loaded
             case .failure(let failure): return failure.code
             }
+        }
+        if let connection = parsed.string("connection").flatMap(ReceiverConnection.init(rawValue:)) {
+            guard profile != nil else { throw UsageError(message: "--connection needs --profile") }
+            profile?.receiver.connection = connection
         }
         let contents: CaptureContents
         switch CaptureInput.load(path, command: "replay", context: context) {

@@ -197,6 +197,10 @@ public enum PolicyEvent: Sendable, Equatable {
     /// gpsd is gone or the device was unplugged; the detail says which.
     case receiverLost(String)
     case receiverBack
+    /// Receiver power control says which regimes it can reach now (the receiver identified, its connection
+    /// known, or a regime found to have no effect): the policy uses only these from now on (with `continuous`
+    /// always), falling back as `ReceiverModel.effectiveRegime` says.
+    case regimesOffered(Set<ReceiverRegime>)
     /// The runtime is exiting: deliver everything held, finish everything pending.
     case shutdown
 }

@@ -8,7 +8,10 @@ import GPSModel
 /// monitoring and single-shot requests. Each says what it needs; the receiver runs at the most demanding.
 public struct Policy: Sendable {
     public let configuration: PolicyConfiguration
-    public let receiver: ReceiverModel
+    /// The receiver model, its regimes narrowed to those receiver power control offers (`regimesOffered`).
+    public private(set) var receiver: ReceiverModel
+    /// The model as configured, before any narrowing.
+    public let configuredReceiver: ReceiverModel
     /// The regime last asked for (nil before the first `setRegime`).
     public private(set) var regime: ReceiverRegime?
     /// The newest fix that passed the checks every mode applies (docs/contract.md §2), unfiltered for accuracy.
@@ -32,6 +35,7 @@ public struct Policy: Sendable {
     public init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA) {
         self.configuration = configuration
         self.receiver = receiver
+        self.configuredReceiver = receiver
         self.filter = FixFilter(maximumAge: configuration.maximumAge)
     }
 
@@ -89,6 +93,11 @@ public struct Policy: Sendable {
             // it should do.
             forceRegime = true
             if let regime { reason = "receiver back: restoring \(regime.rawValue)" }
+        case .regimesOffered(let offered):
+            // Power control found what this receiver really reaches (identified, or a regime had no effect).
+            receiver.supportedRegimes = configuredReceiver.supportedRegimes.intersection(offered)
+            reason = "power control offers " + ReceiverRegime.allCases.reversed().filter(offered.contains)
+                .map(\.rawValue).joined(separator: ", ")
         case .shutdown: shutdown()
         }
         reconcileRegime(now: now, force: forceRegime)
@@ -474,7 +483,7 @@ public struct Policy: Sendable {
 
     /// What a continuous level runs the receiver at while tracking.
     private func trackingRegime(_ requested: UpdatesConfiguration) -> ReceiverRegime {
-        requested.desiredAccuracy == .nearestTenMeters && receiver.supportedRegimes.contains(.powerSave)
+        requested.desiredAccuracy == .nearestTenMeters && receiver.reachableRegimes.contains(.powerSave)
             ? .powerSave : .continuous
     }
 

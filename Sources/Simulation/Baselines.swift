@@ -99,7 +99,9 @@ public enum Baselines {
             timeline += cheapestGap(from: from.t, to: to.t, model: model)
         }
         if let last = needed.last, truth.last > last.t {
-            let state: ReceiverInterval.State = model.current.off <= model.current.standby ? .off : .standby
+            let reachable = model.reachableRegimes
+            let offCheaper = model.current(in: .off) <= model.current.standby || !reachable.contains(.standby)
+            let state: ReceiverInterval.State = offCheaper && reachable.contains(.off) ? .off : .standby
             timeline.append(ReceiverInterval(start: last.t, end: truth.last, state: state))
         }
         return (timeline, needed)
@@ -109,18 +111,18 @@ public enum Baselines {
     static func cheapestGap(from start: Double, to end: Double, model: ReceiverModel) -> [ReceiverInterval] {
         let gap = end - start
         // Staying up costs the cheaper of tracking and power-save cycling (which still gives a fix a second).
-        let savesPower = model.supportedRegimes.contains(.powerSave) && model.current.powerSave < model.current.tracking
+        let reachable = model.reachableRegimes
+        let savesPower = reachable.contains(.powerSave) && model.current.powerSave < model.current.tracking
         var best = [ReceiverInterval(start: start, end: end, state: savesPower ? .powerSave : .tracking)]
         var bestCharge = (savesPower ? model.current.powerSave : model.current.tracking) * gap
-        var ways: [ReceiverRegime] = [.off]
-        if model.supportedRegimes.contains(.standby) { ways.append(.standby) }
+        let ways = [ReceiverRegime.off, .standby].filter(reachable.contains)
         for way in ways {
             // The time to first fix depends on how long the receiver is down, which depends on it: take the
             // hot start if the down time that leaves is within the hot window, else the warm one.
             var firstFix = model.timeToFirstFix(afterDown: max(0, gap - model.timeToFirstFix.hot), in: way)
             if firstFix > model.timeToFirstFix.hot { firstFix = model.timeToFirstFix(afterDown: gap - firstFix, in: way) }
             guard gap > firstFix else { continue }
-            let downCurrent = way == .standby ? model.current.standby : model.current.off
+            let downCurrent = model.current(in: way)
             let charge = downCurrent * (gap - firstFix) + model.current.acquisition * firstFix
             if charge < bestCharge {
                 bestCharge = charge

@@ -129,7 +129,7 @@ public enum EvaluationMath {
             case .tracking: current = model.current.tracking
             case .powerSave: current = model.current.powerSave
             case .standby: current = model.current.standby
-            case .off: current = model.current.off
+            case .off: current = model.current(in: .off)
             }
             return total + current * (interval.end - interval.start) / 3600
         }

@@ -220,7 +220,8 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         policy.reducedGridSize = 2001
         profile.policy = policy
         var receiver = ReceiverModel.sirf4
-        receiver.powerControl = .gpio
+        receiver.powerControl = .ubx
+        receiver.connection = .uart
         receiver.current = ReceiverCurrents(
             acquisition: 30.1, tracking: 20.2, powerSave: 5.3, standby: 0.0235, backup: 0.00001, off: 0.5)
         receiver.timeToFirstFix = TimeToFirstFix(hot: 1.5, warm: 26, cold: 31, hotWindow: 7201)

@@ -69,8 +69,8 @@ import Testing
         RegimeCase(level: .nearestTenMeters, receiver: .genericNMEA, first: .continuous, afterFix: .continuous),
         // With a backup cell, off keeps a hot start and costs nothing: cheaper than the board's standby.
         RegimeCase(level: .hundredMeters, receiver: .ublox8, first: .continuous, afterFix: .off),
-        // Without one, off means a warm start; SiRF hibernate (23.5 µA) is cheaper.
-        RegimeCase(level: .kilometer, receiver: .sirf4, first: .continuous, afterFix: .standby),
+        // MediaTek: standby (PMTK161); PMTK has no off a command can undo.
+        RegimeCase(level: .kilometer, receiver: .mt3339, first: .continuous, afterFix: .standby),
         RegimeCase(level: .threeKilometers, receiver: .genericNMEA, first: .continuous, afterFix: .off),
         RegimeCase(level: .reduced, receiver: .genericNMEA, first: .continuous, afterFix: .off),
     ]
@@ -174,5 +174,25 @@ import Testing
                 }
             }
         }
+    }
+}
+
+@Suite struct OfferedRegimesTests {
+    /// Power control narrows the regimes: a u-blox found on its own USB port cannot reach backup, so a policy
+    /// that had it off moves it to standby at once, and never asks for off again.
+    @Test func aRegimeNoLongerOfferedIsLeftAtOnce() {
+        var harness = Harness(receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .hundredMeters)), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 1), at: 1)
+        #expect(harness.policy.regime == .off)
+        let offered = harness.send(.regimesOffered([.continuous, .powerSave, .standby]), at: 2)
+        #expect(offered.regimes == [.standby])
+        #expect(offered.regimeReasons.first?.contains("power control offers continuous, powerSave, standby") == true)
+        #expect(harness.policy.receiver.effectiveRegime(.off) == .standby)
+        #expect(harness.policy.configuredReceiver.effectiveRegime(.off) == .off)
+        // Regimes the receiver never supported stay out even when offered.
+        var generic = Harness(receiver: .genericNMEA)
+        generic.send(.regimesOffered(Set(ReceiverRegime.allCases)), at: 0)
+        #expect(generic.policy.receiver.reachableRegimes == [.continuous, .off])
     }
 }

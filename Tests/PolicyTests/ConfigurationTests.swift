@@ -70,8 +70,13 @@ import Testing
         var model = ReceiverModel.mt3339
         model.supportedRegimes.remove(.standby)
         model.current.tracking = 22
-        #expect(model.effectiveRegime(.standby) == .off)
+        #expect(model.effectiveRegime(.standby) == .continuous)  // and PMTK has no off a command undoes
         #expect(model.current(in: .continuous) == 22)
+        var onUSB = ReceiverModel.ublox8
+        onUSB.connection = .usb
+        #expect(onUSB.effectiveRegime(.off) == .standby)  // a u-blox on its own USB never reaches backup
+        #expect(ReceiverModel.ublox8.effectiveRegime(.off) == .off)  // over its UART it does
+        #expect(ReceiverModel.sirf4.reachableRegimes == [.continuous])  // no SiRF commands
         #expect(ReceiverModel.named("sirf4") == .sirf4)
         var broken = ReceiverModel.ublox6
         broken.current.standby = -1
@@ -81,21 +86,29 @@ import Testing
 
     /// Standby pays its current but keeps a hot start; off pays a warm start unless a backup cell keeps it hot.
     @Test func downRegimeIsTheCheaperForTheSleepAhead() {
-        #expect(ReceiverModel.sirf4.cheaperDownRegime(forSleepOf: 600) == .standby)
+        #expect(ReceiverModel.mt3339.cheaperDownRegime(forSleepOf: 600) == .standby)  // PMTK: no off
         #expect(ReceiverModel.ublox8.cheaperDownRegime(forSleepOf: 600) == .off)  // backup cell: off stays hot
         #expect(ReceiverModel.genericNMEA.cheaperDownRegime(forSleepOf: 600) == .off)  // no standby at all
+        // Off by UBX is backup (RXM-PMREQ): the backup domain is kept, so a hot start at 22 µA beats standby.
         var ublox6 = ReceiverModel.ublox6
         ublox6.backupSupplyWhenOff = false
-        #expect(ublox6.cheaperDownRegime(forSleepOf: 10) == .standby)
-        #expect(ublox6.cheaperDownRegime(forSleepOf: 3600) == .off)
+        #expect(ublox6.cheaperDownRegime(forSleepOf: 10) == .off)
         #expect(ublox6.timeToFirstFix(afterDown: 60, in: .standby) == 1)
+        #expect(ublox6.timeToFirstFix(afterDown: 60, in: .off) == 1)
+        #expect(ublox6.current(in: .off) == ublox6.current.backup)
+        // Switched off by a GPIO line without a backup cell: a cold start, so a short sleep stays up… in standby
+        // where the mechanism has one; a switch has none.
+        ublox6.powerControl = .gpio
+        #expect(ublox6.cheaperDownRegime(forSleepOf: 10) == .off)
         #expect(ublox6.timeToFirstFix(afterDown: 60, in: .off) == 27)
+        #expect(ublox6.current(in: .off) == 0)
     }
 
     /// Standby, or off with a backup supply, keeps the backup domain: hot within the hot window, warm after it.
     /// Off without a backup supply loses time, almanac and ephemeris: cold, however short the sleep.
     @Test func timeToFirstFixFollowsWhatTheWayDownKeeps() {
         var model = ReceiverModel.sirf4
+        model.powerControl = .gpio  // off by a switch; standby stays as the model says (not reachable by a switch)
         model.timeToFirstFix = TimeToFirstFix(hot: 1, warm: 20, cold: 40, hotWindow: 3600)
         model.backupSupplyWhenOff = true
         #expect(model.timeToFirstFix(afterDown: 60, in: .standby) == 1)
@@ -103,8 +116,11 @@ import Testing
         #expect(model.timeToFirstFix(afterDown: 60, in: .off) == 1)
         #expect(model.timeToFirstFix(afterDown: 7200, in: .off) == 20)
         model.backupSupplyWhenOff = false
-        #expect(model.timeToFirstFix(afterDown: 60, in: .standby) == 1)
         #expect(model.timeToFirstFix(afterDown: 60, in: .off) == 40)
-        #expect(ReceiverModel.genericNMEA.timeToFirstFix(afterDown: 1, in: .off) == ReceiverModel.genericNMEA.timeToFirstFix.cold)
+        var ublox = ReceiverModel.ublox8  // standby by UBX keeps the backup domain without a cell
+        ublox.backupSupplyWhenOff = false
+        #expect(ublox.timeToFirstFix(afterDown: 60, in: .standby) == ublox.timeToFirstFix.hot)
+        // Released through gpsd, a receiver keeps running: hot when watched again.
+        #expect(ReceiverModel.genericNMEA.timeToFirstFix(afterDown: 1, in: .off) == ReceiverModel.genericNMEA.timeToFirstFix.hot)
     }
 }

@@ -92,7 +92,7 @@ import Testing
         #expect(generic.fix(makeFix(t: 1, accuracy: 5, speed: 2), at: 1).scheduled(.predictionWake) == nil)
         // Off drawing as much as tracking (a receiver behind a closed device that keeps running): never pays.
         var receiver = ReceiverModel.ublox8
-        receiver.current.off = receiver.current.tracking
+        receiver.powerControl = .closeDevice
         receiver.supportedRegimes = [.continuous, .off]
         var closed = Harness(configuration: Self.configuration(), receiver: receiver)
         closed.send(.startUpdates(Self.car), at: 0)

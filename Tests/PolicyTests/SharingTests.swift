@@ -49,12 +49,12 @@ import Testing
 
     /// Lowest power between wakes, a fix per wake, and no use of distanceFilter or desiredAccuracy.
     @Test func wakesForAFixAndSleepsAtTheLowestPower() throws {
-        var harness = Harness(receiver: .sirf4)
+        var harness = Harness(receiver: .mt3339)
         let started = harness.send(.startSignificantChange, at: 0)
         #expect(started.regimes == [.continuous])
         let fixed = harness.fix(makeFix(t: 5, accuracy: 150, speed: 0), at: 5)
         #expect(fixed.eventNames == ["significantChange"])
-        #expect(fixed.regimes == [.standby])  // SiRF hibernate: cheaper than a warm start after off
+        #expect(fixed.regimes == [.standby])  // MTK standby (PMTK161): PMTK has no off a command undoes
         let wake = try #require(fixed.scheduled(.significantChangeWake))
         #expect(wake == 1805)  // not moving: the longest wake interval
         #expect(harness.advance(to: 1805).regimes == [.continuous])
@@ -147,7 +147,7 @@ import Testing
 /// docs/contract.md §8: every activity at once on one receiver, at the most demanding regime.
 @Suite struct SharedReceiverTests {
     @Test func everyActivityAtOnceRunsAtTheMostDemandingRegime() throws {
-        var harness = Harness(receiver: .sirf4)
+        var harness = Harness(receiver: .mt3339)
         harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .kilometer)), at: 0)
         harness.send(.startSignificantChange, at: 0)
         let first = harness.fix(makeFix(t: 1, speed: 0), at: 1)

@@ -29,7 +29,8 @@ private func track(
 private let roundModel = ReceiverModel(
     name: "round", powerControl: .ubx, supportedRegimes: [.continuous, .standby, .off],
     current: ReceiverCurrents(acquisition: 40, tracking: 30, powerSave: 10, standby: 5, backup: 0, off: 0),
-    timeToFirstFix: TimeToFirstFix(hot: 2, warm: 20, cold: 30, hotWindow: 3600), backupSupplyWhenOff: false)
+    timeToFirstFix: TimeToFirstFix(hot: 2, warm: 20, cold: 30, hotWindow: 3600), backupSupplyWhenOff: false,
+    connection: .usb)  // UBX over USB: standby, no backup
 
 @Suite struct EvaluationMathTests {
     @Test func stalenessOnAStraightLineIsDistanceSinceTheLastDelivery() {
@@ -71,8 +72,13 @@ private let roundModel = ReceiverModel(
             ReceiverInterval(start: 3610, end: 7210, state: .standby),
             ReceiverInterval(start: 7210, end: 10_810, state: .off),
         ]
-        // 30 mAh + 40 × 10/3600 + 5 mAh + 0.
-        #expect(abs(EvaluationMath.energy(timeline, model: roundModel) - (35 + 400.0 / 3600)) < 1e-9)
+        // 30 mAh + 40 × 10/3600 + 5 mAh + 0 (over its UART a u-blox reaches backup, 0 mA here).
+        var model = roundModel
+        model.connection = .uart
+        #expect(abs(EvaluationMath.energy(timeline, model: model) - (35 + 400.0 / 3600)) < 1e-9)
+        // Released through gpsd, the receiver's current is unknown: charged as tracking, no saving claimed.
+        model.powerControl = .closeDevice
+        #expect(abs(EvaluationMath.energy(timeline, model: model) - (65 + 400.0 / 3600)) < 1e-9)
     }
 
     @Test func energyWhileStoppedIsTheChargeDrawnWhereTheTruthStood() {

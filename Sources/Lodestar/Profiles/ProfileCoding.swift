@@ -273,11 +273,13 @@ private struct ProfileReader {
                 allowed: "true, or significantChange true")
         }
         if profile.receiver.effectiveRegime(profile.exitRegime) != profile.exitRegime {
-            let supported = ReceiverRegime.allCases.reversed().filter(profile.receiver.supportedRegimes.contains)
+            let reachable = ReceiverRegime.allCases.reversed().filter(profile.receiver.reachableRegimes.contains)
+            let receiver = profile.receiver
             report(
                 "exitRegime",
-                "is \(profile.exitRegime.rawValue), which receiver \(profile.receiver.name) does not support",
-                allowed: "one of: " + supported.map(\.rawValue).joined(separator: ", "))
+                "is \(profile.exitRegime.rawValue), which receiver \(receiver.name) cannot reach by"
+                    + " \(receiver.powerControl.rawValue) on \(receiver.connection.rawValue)",
+                allowed: "one of: " + reachable.map(\.rawValue).joined(separator: ", "))
         }
         let reported = Set(problems.map(\.keyPath))
         let nested =

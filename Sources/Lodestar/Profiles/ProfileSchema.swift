@@ -182,10 +182,14 @@ package enum ProfileSchema {
                     meaning: "the base model; every other `receiver` key overrides one of its figures"),
                 ProfileKey(
                     "receiver.powerControl", .choice(.init(\.receiver.powerControl)),
-                    meaning: "how the receiver is powered down and up (which `ReceiverControl` drives it)"),
+                    meaning: "how the receiver is powered down and up ([power-control.md](power-control.md))"),
+                ProfileKey(
+                    "receiver.connection", .choice(.init(\.receiver.connection)),
+                    meaning: "how it is wired: its own `usb`, its `uart`, or `unknown` (live: read from the device name)"),
                 ProfileKey(
                     "receiver.supportedRegimes", .regimes,
-                    meaning: "regimes it can be put in (`powerSave` falls back to `continuous`, `standby` to `off`)"),
+                    meaning: "regimes it can be put in; the policy uses those its power control reaches on its connection"
+                        + " (a missing `powerSave` falls back to `continuous`, `standby` and `off` to each other)"),
             ] + receiver.map { ProfileKey($0.key, .number($0), meaning: $0.meaning) } + [
                 ProfileKey(
                     "receiver.backupSupplyWhenOff", .flag(\.receiver.backupSupplyWhenOff),

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "Simulation", targets: ["Simulation"]),
         .library(name: "Receivers", targets: ["Receivers"]),
+        .library(name: "GPIOLines", targets: ["GPIOLines"]),
         .executable(name: "lodestar", targets: ["LodestarMain"]),
     ],
     targets: [
@@ -20,6 +21,13 @@ let package = Package(
             name: "CGPS",
             path: "Sources/CGPS",
             providers: [.apt(["libgps-dev"])]
+        ),
+        // libgpiod 1.6 (GPIO character device), for receivers switched by an enable line; only GPIOLines imports it.
+        .systemLibrary(
+            name: "CGPIOD",
+            path: "Sources/CGPIOD",
+            pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]
         ),
         // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the
         // monotonic clock, threads, child processes.
@@ -33,6 +41,8 @@ let package = Package(
         .target(name: "Capture", dependencies: ["GPSModel", "GPSD", "JSON", "SystemInterface"]),
         .target(name: "Simulation", dependencies: ["GPSModel", "GPSD", "Capture", "Policy"]),
         .target(name: "Receivers", dependencies: ["GPSModel", "GPSD", "Policy", "SystemInterface"]),
+        // A receiver's enable line on a GPIO chip, as a PowerSwitch.
+        .target(name: "GPIOLines", dependencies: ["CGPIOD", "Receivers", "SystemInterface"]),
         // Test infrastructure: used by the tests, `lodestar demo` and bench/, never by the library.
         .target(name: "Testbed", dependencies: ["GPSModel", "GPSD", "Capture", "SystemInterface"]),
         .target(
@@ -58,6 +68,7 @@ let package = Package(
         .testTarget(
             name: "ReceiversTests",
             dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
+        .testTarget(name: "GPIOLinesTests", dependencies: ["GPIOLines", "Receivers", "SystemInterface"]),
         .testTarget(
             name: "LodestarTests",
             dependencies: [

@@ -76,6 +76,21 @@ public func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
     }
 }
 
+/// The names in a directory, without `.` and `..`, in the order the file system gives them; empty when it
+/// cannot be read.
+public func directoryEntries(_ path: String) -> [String] {
+    guard let directory = opendir(path) else { return [] }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+            String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}
+
 /// Where an executable lives: `PATH`, then the sbin folders Debian puts gpsd in (not on a user's PATH).
 public func findExecutable(_ name: String) -> String? {
     let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"

@@ -23,14 +23,7 @@ public enum Fixtures {
 
     /// Every capture (NMEA and UBX logs), sorted.
     public static var captureNames: [String] {
-        guard let directory = opendir(captures) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".nmea") || name.hasSuffix(".ubx") { names.append(name) }
-        }
-        return names.sorted()
+        directoryEntries(captures).filter { $0.hasSuffix(".nmea") || $0.hasSuffix(".ubx") }.sorted()
     }
 
     public static func bytes(_ name: String) throws -> [UInt8] {

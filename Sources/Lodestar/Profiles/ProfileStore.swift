@@ -125,16 +125,7 @@ public struct ProfileStore: Sendable {
     }
 
     private static func jsonFiles(in directory: String) -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasSuffix(".json"), !name.hasPrefix(".") { names.append(name) }
-        }
-        return names.sorted()
+        directoryEntries(directory).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
     }
 
     private static func join(_ directory: String, _ file: String) -> String {

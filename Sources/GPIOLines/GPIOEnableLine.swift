@@ -1,0 +1,134 @@
+import CGPIOD
+import Receivers
+import Synchronization
+import SystemInterface
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A receiver's enable pin (or the enable of a load switch in its supply) on a GPIO line, through libgpiod 1.6's
+/// character-device API.
+///
+/// The line is requested as an output, as consumer `lodestar`, when the switch is made, and held until the
+/// switch is released: the kernel keeps a line's value only while a process holds it. When Lodestar exits or
+/// crashes, libgpiod's request ends and the line is left to the chip's driver, which may keep the last value
+/// or return the pin to its default (an input with its pull): the receiver's power then follows that default
+/// and pull, not what Lodestar last set. Wire the enable pin's pull so that the receiver is in the state wanted
+/// without Lodestar (usually on).
+public final class GPIOEnableLine: PowerSwitch, @unchecked Sendable {
+    /// A line by its offset on the chip (`17`) or by its name (`GPIO17`, as `gpioinfo` lists it).
+    public enum Line: Sendable, Hashable, CustomStringConvertible {
+        case offset(UInt32)
+        case named(String)
+
+        public var description: String {
+            switch self {
+            case .offset(let offset): "line \(offset)"
+            case .named(let name): "line \"\(name)\""
+            }
+        }
+    }
+
+    /// The consumer name the kernel shows for the held line (`gpioinfo`).
+    public static let consumer = "lodestar"
+
+    /// The chip as given: a name (`gpiochip0`), a path (`/dev/gpiochip0`), a number (`0`) or a label.
+    public let chip: String
+    public let line: Line
+    /// The receiver is powered while the line is low (the line is requested active-low).
+    public let activeLow: Bool
+    /// `GPIO gpiochip0 line 17 (active low)`.
+    public let description: String
+
+    // Both handles are used under `powered`'s lock only, and freed in deinit.
+    private let chipHandle: OpaquePointer
+    private let lineHandle: OpaquePointer
+    private let powered: Mutex<Bool>
+
+    /// Opens `chip` (gpiod_chip_open_lookup: name, path, number or label), requests `line` as an output with
+    /// `powered` as its first value, and holds it until this switch is released.
+    public init(chip: String, line: Line, activeLow: Bool = false, powered: Bool = true) throws(PowerSwitchError) {
+        let description = "GPIO \(chip) \(line)" + (activeLow ? " (active low)" : "")
+        self.chip = chip
+        self.line = line
+        self.activeLow = activeLow
+        self.description = description
+
+        errno = 0
+        guard let chipHandle = gpiod_chip_open_lookup(chip) else {
+            let code = errno == 0 ? ENOENT : errno
+            throw Self.failure(description, "cannot open the chip", SystemError("gpiod_chip_open_lookup", chip, code: code),
+                hint: Self.openHint(code))
+        }
+        errno = 0
+        let found: OpaquePointer?
+        switch line {
+        case .offset(let offset): found = gpiod_chip_get_line(chipHandle, offset)
+        case .named(let name): found = gpiod_chip_find_line(chipHandle, name)
+        }
+        guard let lineHandle = found else {
+            let code = errno == 0 ? ENOENT : errno
+            let lines = gpiod_chip_num_lines(chipHandle)
+            gpiod_chip_close(chipHandle)
+            throw Self.failure(description, "no such line", SystemError("gpiod_chip_get_line", "\(chip) \(line)", code: code),
+                hint: "the chip has \(lines) lines; `gpioinfo \(chip)` lists them")
+        }
+        let flags = activeLow ? CGPIOD_REQUEST_FLAG_ACTIVE_LOW : 0
+        errno = 0
+        if gpiod_line_request_output_flags(lineHandle, Self.consumer, flags, powered ? 1 : 0) != 0 {
+            let code = errno
+            let holder = gpiod_line_consumer(lineHandle).map { String(cString: $0) }
+            gpiod_chip_close(chipHandle)
+            let hint =
+                code == EBUSY
+                ? "the line is held by \(holder.map { "\"\($0)\"" } ?? "another program"); `gpioinfo \(chip)` shows who"
+                : nil
+            throw Self.failure(description, "cannot request the line as an output",
+                SystemError("gpiod_line_request_output", "\(chip) \(line)", code: code), hint: hint)
+        }
+        self.chipHandle = chipHandle
+        self.lineHandle = lineHandle
+        self.powered = Mutex(powered)
+    }
+
+    deinit {
+        gpiod_line_release(lineHandle)
+        gpiod_chip_close(chipHandle)
+    }
+
+    /// What the line was last set to: the receiver is powered.
+    public var isPowered: Bool { powered.withLock { $0 } }
+
+    public func setPowered(_ powered: Bool) throws(PowerSwitchError) {
+        // Logical values: with the active-low flag, libgpiod drives the line low for 1.
+        let result: Int32 = self.powered.withLock { state in
+            errno = 0
+            guard gpiod_line_set_value(lineHandle, powered ? 1 : 0) == 0 else { return errno }
+            state = powered
+            return 0
+        }
+        if result != 0 {
+            throw Self.failure(description, "cannot set the line \(powered ? "on" : "off")",
+                SystemError("gpiod_line_set_value", "\(chip) \(line)", code: result), hint: nil)
+        }
+    }
+
+    /// `GPIO gpiochip9 line 17: cannot open the chip (gpiod_chip_open_lookup gpiochip9: No such file or directory); hint`.
+    package static func failure(_ subject: String, _ what: String, _ error: SystemError, hint: String?)
+        -> PowerSwitchError
+    {
+        PowerSwitchError("\(subject): \(what) (\(error))" + (hint.map { "; \($0)" } ?? ""))
+    }
+
+    package static func openHint(_ code: Int32) -> String? {
+        switch code {
+        case ENOENT, ENODEV:
+            "no such GPIO chip; `gpiodetect` lists them (give a name such as gpiochip0, a /dev path, a number or a label)"
+        case EACCES, EPERM:
+            "no permission on the chip's /dev/gpiochip* device: add the user to the group that owns it (gpio on Raspberry Pi OS) or add a udev rule"
+        default:
+            nil
+        }
+    }
+}

@@ -357,7 +357,9 @@ public struct PowerController: Sendable {
         }
         let messages = plan(target)?.messages ?? []
         let step: Step = target.producesFixes ? .run(target, reapplied: false) : .goDown(target, reapplied: false)
-        sequence(preamble: needsPreamble, messages, then: step, now: now, note: "at start (wake whatever state it was left in)")
+        sequence(
+            preamble: needsPreamble, messages, then: step, now: now,
+            note: "at start (wake whatever state it was left in)")
     }
 
     private mutating func reportIdentification() {
@@ -371,7 +373,8 @@ public struct PowerController: Sendable {
             switch mechanism {
             case .gpio, .usbPort: off = "off switches its power"
             default:
-                off = "off only releases the device through gpsd (gpsd closes it 60 s later; the current then is unknown)"
+                off =
+                    "off only releases the device through gpsd (gpsd closes it 60 s later; the current then is unknown)"
             }
             report(
                 .receiverUnknown,
@@ -472,8 +475,9 @@ public struct PowerController: Sendable {
         case .running(let regime):
             if target.producesFixes {
                 guard regime != target, isCommandMechanism else { return }
-                sequence(preamble: false, plan(target)?.messages ?? [], then: .run(target, reapplied: false),
-                         now: now, note: note)
+                sequence(
+                    preamble: false, plan(target)?.messages ?? [], then: .run(target, reapplied: false),
+                    now: now, note: note)
             } else {
                 goDown(target, from: nil, now: now, note: note)
             }
@@ -529,8 +533,12 @@ public struct PowerController: Sendable {
 
     /// Puts the receiver down in `regime`; `from` is the down regime it may still be in (whose wake comes
     /// first, so the command is not lost waking it).
-    private mutating func goDown(_ regime: ReceiverRegime, from: ReceiverRegime?, now: Double, note: String?,
-                                 reapplied: Bool = false) {
+    private mutating func goDown(
+        _ regime: ReceiverRegime, from: ReceiverRegime?, now: Double, note: String?,
+        reapplied: Bool = false
+    ) {
+        // A fix still awaited from an earlier wake is not this wake's to time.
+        firstFixPending = nil
         switch mechanism {
         case .gpio, .usbPort:
             actions.append(.setPower(false))
@@ -545,8 +553,9 @@ public struct PowerController: Sendable {
                 ], now: now, note: note)
         case .ubx, .pmtk, .sirf, nil:
             let preamble = from.flatMap { plan($0)?.wake.bytesBeforeNextMessages.isEmpty == false } ?? false
-            sequence(preamble: preamble, plan(regime)?.messages ?? [], then: .goDown(regime, reapplied: reapplied),
-                     now: now, note: note)
+            sequence(
+                preamble: preamble, plan(regime)?.messages ?? [], then: .goDown(regime, reapplied: reapplied),
+                now: now, note: note)
         }
     }
 
@@ -563,14 +572,17 @@ public struct PowerController: Sendable {
             begin(.wake(waking), sent: ["watching the device again"], now: now, note: note)
         case .ubx, .pmtk, .sirf, nil:
             let wake = plan(waking.from)?.wake ?? .running
-            sequence(preamble: !wake.bytesBeforeNextMessages.isEmpty, plan(waking.regime)?.messages ?? [],
-                     then: .wake(waking), now: now, note: note)
+            sequence(
+                preamble: !wake.bytesBeforeNextMessages.isEmpty, plan(waking.regime)?.messages ?? [],
+                then: .wake(waking), now: now, note: note)
         }
     }
 
     /// Writes the preamble and waits for the receiver to settle before `messages`, or writes them now.
-    private mutating func sequence(preamble: Bool, _ messages: [ReceiverMessage], then step: Step, now: Double,
-                                   note: String?) {
+    private mutating func sequence(
+        preamble: Bool, _ messages: [ReceiverMessage], then step: Step, now: Double,
+        note: String?
+    ) {
         if preamble {
             write(.wakePreamble, confirmsPowerSave: false)
             let until = now + Double(RegimeWake.settleMilliseconds) / 1000
@@ -606,11 +618,7 @@ public struct PowerController: Sendable {
         switch step {
         case .goDown(let regime, let reapplied):
             phase = .goingDown(GoingDown(regime: regime, commandAt: now, lastOutput: nil))
-            if reapplied {
-                report(.reapplied, regime: regime, detail: "\(prefix)\(regime.rawValue) again (the receiver woke: gpsd reopened or probed the device): \(what)")
-            } else {
-                report(.regimeCommanded, regime: regime, detail: "\(prefix)\(regime.rawValue): \(what)")
-            }
+            reportSent(regime, reapplied: reapplied, "\(prefix)\(regime.rawValue)", what)
         case .wake(let waking):
             phase = .waking(waking)
             let attempt = waking.attempt == 0 ? "" : " (try \(waking.attempt + 1))"
@@ -620,11 +628,18 @@ public struct PowerController: Sendable {
         case .run(let regime, let reapplied):
             phase = .running(regime)
             if regime != .powerSave { achievedRegime = regime }
-            if reapplied {
-                report(.reapplied, regime: regime, detail: "\(prefix)\(regime.rawValue) again (the receiver woke: gpsd reopened or probed the device): \(what)")
-            } else if !sent.isEmpty || shuttingDown {
-                report(.regimeCommanded, regime: regime, detail: "\(prefix)\(regime.rawValue): \(what)")
+            if reapplied || !sent.isEmpty || shuttingDown {
+                reportSent(regime, reapplied: reapplied, "\(prefix)\(regime.rawValue)", what)
             }
+        }
+    }
+
+    private mutating func reportSent(_ regime: ReceiverRegime, reapplied: Bool, _ heading: String, _ what: String) {
+        if reapplied {
+            let why = "the receiver woke: gpsd reopened or probed the device"
+            report(.reapplied, regime: regime, detail: "\(heading) again (\(why)): \(what)")
+        } else {
+            report(.regimeCommanded, regime: regime, detail: "\(heading): \(what)")
         }
     }
 
@@ -692,8 +707,9 @@ public struct PowerController: Sendable {
     /// its configuration.
     private mutating func awake(_ waking: Waking, now: Double) {
         if isCommandMechanism, let messages = plan(waking.regime)?.messages, !messages.isEmpty {
-            sequence(preamble: false, messages, then: .run(waking.regime, reapplied: false), now: now,
-                     note: "awake after \(seconds(now - waking.startedAt)), again")
+            sequence(
+                preamble: false, messages, then: .run(waking.regime, reapplied: false), now: now,
+                note: "awake after \(seconds(now - waking.startedAt)), again")
         } else {
             phase = .running(waking.regime)
             if waking.regime != .powerSave { achievedRegime = waking.regime }
@@ -717,16 +733,18 @@ public struct PowerController: Sendable {
             case .down(let regime):
                 goDown(regime, from: regime, now: now, note: nil, reapplied: true)
             case .running(let regime):
-                sequence(preamble: false, plan(regime)?.messages ?? [], then: .run(regime, reapplied: true), now: now,
-                         note: nil)
+                sequence(
+                    preamble: false, plan(regime)?.messages ?? [], then: .run(regime, reapplied: true), now: now,
+                    note: nil)
             default: break
             }
             return
         }
         switch phase {
         case .settling(let settle) where settle.until <= now:
-            sequence(preamble: false, settle.messages, then: settle.then, now: now,
-                     note: settle.note.isEmpty ? nil : settle.note)
+            sequence(
+                preamble: false, settle.messages, then: settle.then, now: now,
+                note: settle.note.isEmpty ? nil : settle.note)
         case .goingDown(let goingDown):
             quiet(goingDown, at: goingDown.lastOutput ?? goingDown.commandAt, now: now)
         case .waking(let waking):
@@ -741,8 +759,9 @@ public struct PowerController: Sendable {
                     "no output \(seconds(now - waking.startedAt)) after the wake from \(waking.from.rawValue)"
                     + " (try \(waking.attempt + 1)); next try in \(seconds(interval))")
         case .retrying(let waking, _):
-            wakeUp(Waking(regime: waking.regime, from: waking.from, startedAt: now, attempt: waking.attempt), now: now,
-                   note: nil)
+            wakeUp(
+                Waking(regime: waking.regime, from: waking.from, startedAt: now, attempt: waking.attempt), now: now,
+                note: nil)
         default:
             break
         }

@@ -183,7 +183,8 @@ struct ControllerScript {
     @Test func ubloxNamedNMEAFirstIsWokenOnceGpsdNamesItsDriver() {
         let path = "/dev/ttyACM0"
         var script = ControllerScript(PowerControllerConfiguration(model: .ublox8))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
         #expect(script.controller.mechanism == .closeDevice)
         #expect(writes(script).isEmpty)
         // gpsd then switches it to binary and names the u-blox driver: commands from here on.
@@ -215,7 +216,8 @@ struct ControllerScript {
     @Test func mediatekStandbyAndWake() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         #expect(script.offers == [[.continuous, .powerSave, .standby]])
         script.advance(to: 1)
         #expect(writes(script) == [.wakePreamble, Self.pmtkNormal])
@@ -241,7 +243,8 @@ struct ControllerScript {
     func aCommandWithoutEffectIsToldOnceWithinTheDeadline(readOnly: Bool?) {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339, readOnlyGPSD: readOnly))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         script.output(path, from: 1, to: 10, fixFrom: 2)
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
         // gpsd dropped the write: the receiver keeps talking.
@@ -270,7 +273,8 @@ struct ControllerScript {
     @Test func gpsdRefusingAReadOnlyWriteNamesMinusB() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         script.advance(to: 2)
         script.reply = .refused(message: "Attempted to write to a read-only device")
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
@@ -282,7 +286,8 @@ struct ControllerScript {
     @Test func aWakeWithoutOutputIsRetriedWithABackoff() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         script.output(path, from: 1, to: 10, fixFrom: 1)
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
         script.advance(to: 20)
@@ -309,19 +314,24 @@ struct ControllerScript {
         let path = "/dev/ttyUSB0"
         let timeouts = PowerControllerTimeouts(wakeTimeout: 10, firstRetryInterval: 5, maximumRetryInterval: 30)
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339, timeouts: timeouts))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         script.send(.regimeRequested(.standby, reason: "paused"), at: 5)
         script.send(.regimeRequested(.continuous, reason: "probe"), at: 20)
         script.advance(to: 400)
         let next = script.events(.wakeFailed).prefix(6).map(\.detail).map { $0.split(separator: ";").last ?? "" }
-        #expect(next == [" next try in 5 s", " next try in 10 s", " next try in 20 s", " next try in 30 s",
-                         " next try in 30 s", " next try in 30 s"])
+        #expect(
+            next == [
+                " next try in 5 s", " next try in 10 s", " next try in 20 s", " next try in 30 s",
+                " next try in 30 s", " next try in 30 s",
+            ])
     }
 
     @Test func aReceiverGpsdReopenedWhileHeldDownIsPutDownAgain() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         script.output(path, from: 1, to: 10, fixFrom: 1)
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
         script.advance(to: 20)
@@ -353,7 +363,8 @@ struct ControllerScript {
         #expect(script.others() == [.offerRegimes([.continuous, .off]), .setPower(true)])
         script.output(path, from: 1, to: 10, fixFrom: 3)
         #expect(script.events(.firstFixAfterWake).first?.seconds == 3)
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 4)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 4)
         #expect(script.events(.receiverIdentified).first?.detail.contains("gpio") == true)
 
         script.send(.regimeRequested(.off, reason: "paused"), at: 10)
@@ -403,7 +414,8 @@ struct ControllerScript {
     @Test func releaseThroughGpsdSaysTheCurrentIsUnknown() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
         #expect(script.controller.mechanism == .closeDevice)
         #expect(script.offers == [[.continuous, .off]])
         script.output(path, from: 1, to: 10, fixFrom: 1)
@@ -425,7 +437,8 @@ struct ControllerScript {
     @Test func aReleaseHasGpsdsMinuteBeforeItCountsAsIneffective() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
         script.send(.regimeRequested(.off, reason: "paused"), at: 10)
         script.output(path, from: 10.5, to: 90)
         let noEffect = script.timedEvents(.noEffect)
@@ -439,7 +452,8 @@ struct ControllerScript {
     @Test func shutdownLeavesTheExitRegimeAndSaysWhatWasSent() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
         script.output(path, from: 1, to: 10, fixFrom: 1)
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
         script.advance(to: 20)
@@ -473,7 +487,8 @@ struct ControllerScript {
     @Test func anUnknownReceiverIsSaidToBeUnknown() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "Garmin NMEA")), at: 0)
+        script.send(
+            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "Garmin NMEA")), at: 0)
         let unknown = script.events(.receiverUnknown)
         #expect(unknown.count == 1)
         #expect(unknown.first?.detail.contains("Garmin NMEA") == true)

@@ -17,6 +17,19 @@ struct ControllerScript {
         controller = PowerController(configuration: configuration)
     }
 
+    /// A controller told at 0 s that gpsd identified `identity`.
+    init(_ configuration: PowerControllerConfiguration, identified identity: ReceiverIdentity) {
+        self.init(configuration)
+        send(.receiverChanged(devicePath: identity.path, identity: identity), at: 0)
+    }
+
+    /// A receiver with a fix from 1 s, asked for standby at 10 s, quiet since.
+    mutating func holdInStandby(_ path: String) {
+        output(path, from: 1, to: 10, fixFrom: 1)
+        send(.regimeRequested(.standby, reason: "paused"), at: 10)
+        advance(to: 20)
+    }
+
     mutating func send(_ input: PowerControllerInput, at time: Double) {
         advance(to: time)
         now = time
@@ -95,6 +108,8 @@ struct ControllerScript {
         ReceiverIdentity(path: path, driver: "u-blox", subtype: ublox8Subtype, subtype1: ublox8Subtype1)
     }
 
+    static func mediatek(_ path: String) -> ReceiverIdentity { ReceiverIdentity(path: path, driver: "MTK-3301") }
+
     static let start = ReceiverWrite.message(.ubx(UBXCommand.gnssStart))
     static let stop = ReceiverWrite.message(.ubx(UBXCommand.gnssStop))
     static let fullPower = ReceiverWrite.message(.ubx(UBXCommand.powerSetup(.fullPower)))
@@ -151,8 +166,7 @@ struct ControllerScript {
 
     @Test func ubloxOnItsUARTGoesToBackupAndWakesByPreamble() {
         let path = "/dev/ttyAMA0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8))
-        script.send(.receiverChanged(devicePath: path, identity: Self.ublox8(path)), at: 0)
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
         #expect(script.offers == [[.continuous, .powerSave, .standby, .off]])
         // Whatever a previous run left: backup wakes by any byte, so the preamble, a settle, then the plan.
         #expect(writes(script) == [.wakePreamble])
@@ -197,8 +211,7 @@ struct ControllerScript {
 
     @Test func powerSaveCountsOnlyOnceGpsdTookTheCommands() {
         let path = "/dev/ttyACM0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8))
-        script.send(.receiverChanged(devicePath: path, identity: Self.ublox8(path)), at: 0)
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
         script.reply = .failed(reason: "not connected to gpsd")
         script.send(.regimeRequested(.powerSave, reason: "slow"), at: 5)
         #expect(script.controller.achievedRegime == .continuous)
@@ -215,9 +228,7 @@ struct ControllerScript {
 
     @Test func mediatekStandbyAndWake() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))
         #expect(script.offers == [[.continuous, .powerSave, .standby]])
         script.advance(to: 1)
         #expect(writes(script) == [.wakePreamble, Self.pmtkNormal])
@@ -242,9 +253,8 @@ struct ControllerScript {
     @Test(arguments: [nil, false, true] as [Bool?])
     func aCommandWithoutEffectIsToldOnceWithinTheDeadline(readOnly: Bool?) {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339, readOnlyGPSD: readOnly))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        var script = ControllerScript(
+            PowerControllerConfiguration(model: .mt3339, readOnlyGPSD: readOnly), identified: Self.mediatek(path))
         script.output(path, from: 1, to: 10, fixFrom: 2)
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
         // gpsd dropped the write: the receiver keeps talking.
@@ -272,9 +282,7 @@ struct ControllerScript {
 
     @Test func gpsdRefusingAReadOnlyWriteNamesMinusB() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))
         script.advance(to: 2)
         script.reply = .refused(message: "Attempted to write to a read-only device")
         script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
@@ -285,12 +293,8 @@ struct ControllerScript {
 
     @Test func aWakeWithoutOutputIsRetriedWithABackoff() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
-        script.output(path, from: 1, to: 10, fixFrom: 1)
-        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
-        script.advance(to: 20)
+        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))
+        script.holdInStandby(path)
         script.send(.regimeRequested(.continuous, reason: "probe"), at: 100)
         // The MT3339's cold start is 35 s: no output 80 s after the wake is a failed wake.
         script.advance(to: 370)
@@ -313,9 +317,8 @@ struct ControllerScript {
     @Test func backoffDoublesUpToItsMaximum() {
         let path = "/dev/ttyUSB0"
         let timeouts = PowerControllerTimeouts(wakeTimeout: 10, firstRetryInterval: 5, maximumRetryInterval: 30)
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339, timeouts: timeouts))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
+        var script = ControllerScript(
+            PowerControllerConfiguration(model: .mt3339, timeouts: timeouts), identified: Self.mediatek(path))
         script.send(.regimeRequested(.standby, reason: "paused"), at: 5)
         script.send(.regimeRequested(.continuous, reason: "probe"), at: 20)
         script.advance(to: 400)
@@ -329,12 +332,8 @@ struct ControllerScript {
 
     @Test func aReceiverGpsdReopenedWhileHeldDownIsPutDownAgain() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
-        script.output(path, from: 1, to: 10, fixFrom: 1)
-        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
-        script.advance(to: 20)
+        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))
+        script.holdInStandby(path)
         #expect(script.controller.achievedRegime == .standby)
         // gpsd reopens the device and probes it, which wakes the MTK.
         script.send(.deviceActivated(devicePath: path), at: 50)
@@ -350,6 +349,20 @@ struct ControllerScript {
         #expect(script.events(.quiet).count == 2)
         #expect(script.controller.achievedRegime == .standby)
         #expect(script.events(.noEffect).isEmpty)
+    }
+
+    @Test func aReceiverGpsdReopenedWhileRunningGetsItsPlanAgain() {
+        let path = "/dev/ttyACM0"
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
+        script.send(.regimeRequested(.powerSave, reason: "slow"), at: 5)
+        let powerSave = [Self.start, ReceiverWrite.message(.ubx(UBXCommand.powerSetup(.balanced)))]
+        #expect(writes(script, since: 5) == powerSave)
+        // Reconnected: it may have come back in its power-on configuration.
+        script.send(.deviceActivated(devicePath: path), at: 20)
+        #expect(writes(script, since: 20).isEmpty)
+        script.advance(to: 24)
+        #expect(writes(script, since: 20) == powerSave)
+        #expect(script.events(.reapplied).map(\.regime) == [.powerSave])
     }
 
     // MARK: Power switches and release
@@ -451,12 +464,8 @@ struct ControllerScript {
 
     @Test func shutdownLeavesTheExitRegimeAndSaysWhatWasSent() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "MTK-3301")), at: 0)
-        script.output(path, from: 1, to: 10, fixFrom: 1)
-        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
-        script.advance(to: 20)
+        var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))
+        script.holdInStandby(path)
         script.send(.shutdown(exitRegime: .continuous), at: 30)
         #expect(writes(script, since: 30) == [.wakePreamble])
         #expect(!script.controller.isFinished)
@@ -476,8 +485,7 @@ struct ControllerScript {
 
     @Test func shutdownInTheExitRegimeSendsNothingAndSaysSo() {
         let path = "/dev/ttyACM0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8))
-        script.send(.receiverChanged(devicePath: path, identity: Self.ublox8(path)), at: 0)
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
         script.send(.shutdown(exitRegime: .continuous), at: 5)
         #expect(writes(script, since: 5).isEmpty)
         #expect(script.controller.isFinished)

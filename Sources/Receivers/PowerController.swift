@@ -215,7 +215,7 @@ public struct PowerController: Sendable {
         guard engaged, !shuttingDown else { return }
         // A released device reopened by another client is still gpsd's business.
         guard mechanism != .closeDevice else { return }
-        let heldDown: ReceiverRegime?
+        let heldDown: ReceiverRegime
         switch phase {
         case .down(let regime): heldDown = regime
         case .goingDown(let goingDown): heldDown = goingDown.regime
@@ -227,7 +227,6 @@ public struct PowerController: Sendable {
             // gpsd brings the device back after a USB port was switched on: output confirms the wake.
             return
         }
-        guard let heldDown else { return }
         // gpsd probed the device on opening it, which wakes a sleeping receiver: once the probing is over,
         // the down regime goes again.
         phase = .down(heldDown)
@@ -314,8 +313,6 @@ public struct PowerController: Sendable {
         default: false
         }
     }
-
-    private var isSwitchMechanism: Bool { mechanism == .gpio || mechanism == .usbPort }
 
     /// Starts acting once the mechanism is known: commands need an identified receiver, a switch or a
     /// release does not.

@@ -47,6 +47,18 @@ public struct GPSDCommand: Sendable, Equatable, CustomStringConvertible {
         return GPSDCommand(text: "?DEVICE={" + members.joined(separator: ",") + "}", answer: .device(path: path))
     }
 
+    /// `?WATCH={"enable":false}`: stops this client's watch, so gpsd closes a device 60 s after its last
+    /// watcher left (release through gpsd). Answered by WATCH.
+    public static let stopWatching = GPSDCommand(#"?WATCH={"enable":false};"#, answeredBy: "WATCH")
+
+    /// The watch `GPSDSession.watch(device:)` starts, again after `stopWatching`. Answered by WATCH (gpsd
+    /// also sends DEVICES and reopens the device, probing it).
+    public static func watch(device: String?) -> GPSDCommand {
+        var command = #"?WATCH={"enable":true,"json":true"#
+        if let device { command += #","device":"# + JSONWriter.quoted(device) }
+        return GPSDCommand(command + "};", answeredBy: "WATCH")
+    }
+
     /// Whether `report` is gpsd's answer to this command.
     func isAnswered(by report: Report) -> Bool {
         switch (report, answer) {

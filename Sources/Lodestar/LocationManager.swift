@@ -28,9 +28,14 @@ public enum LocationUpdate: Sendable, Equatable {
     /// An event of docs/contract.md §10 (`paused`, `resumed`, `deferredFinished`, `requestCompleted`, …) with a
     /// sentence saying why.
     case event(PolicyEventKind, detail: String)
-    /// The receiver regime the policy chose, and why (the receiver itself is not powered yet: see
-    /// `ReceiverControl`).
+    /// The receiver regime the policy chose, and why. With receiver power control (`ReceiverPowerSetup`) the
+    /// `power` updates say what the receiver really did; without, the receiver is left as it is.
     case regime(ReceiverRegime, reason: String)
+    /// What receiver power control did and saw: identification, a regime commanded, the receiver quiet, the
+    /// time to first fix after a wake, a command without effect (docs/power-control.md).
+    case power(PowerEvent)
+    /// Bytes receiver power control had gpsd write to the receiver, and what they were (`CFG-RST GNSS stop`).
+    case transmitted([UInt8], description: String)
 }
 
 /// Why `requestLocation` threw.
@@ -100,16 +105,28 @@ public struct LocationUpdates: AsyncSequence, Sendable {
 public final class LocationManager: Sendable {
     private let core: ManagerCore
 
-    /// `exitRegime` is the regime `receiverControl` is asked for when the manager finishes, after the policy
-    /// has shut down; nil leaves the receiver in the policy's last regime.
+    /// `exitRegime` is the regime the receiver is put in when the manager finishes, after the policy has
+    /// shut down; nil leaves it in the policy's last regime. `power` makes the manager power a live receiver
+    /// itself (docs/power-control.md): the policy's regimes become commands, their effect is checked and
+    /// reported as `power` updates. `receiverControl` is for a control of the application's own instead.
     public init(
         source: LocationSource, configuration: PolicyConfiguration = PolicyConfiguration(),
         receiver: ReceiverModel = .genericNMEA, receiverControl: any ReceiverControl = NoReceiverControl(),
-        exitRegime: ReceiverRegime? = nil
+        power: ReceiverPowerSetup? = nil, exitRegime: ReceiverRegime? = nil
     ) {
         core = ManagerCore(
             source: source, configuration: configuration, receiver: receiver, control: receiverControl,
-            exitRegime: exitRegime)
+            power: power, exitRegime: exitRegime)
+    }
+
+    /// A manager whose runtime clock runs `clockRate` times the monotonic clock: tests play an emulated
+    /// receiver faster than real time and the policy's timers follow.
+    package init(
+        source: LocationSource, profile: Profile, power: ReceiverPowerSetup?, clockRate: Double
+    ) {
+        core = ManagerCore(
+            source: source, configuration: profile.effectivePolicy, receiver: profile.receiver,
+            control: NoReceiverControl(), power: power, exitRegime: profile.effectiveExitRegime, clockRate: clockRate)
     }
 
     /// A manager running `profile`'s policy and receiver model (with its staleness bound filled in for
@@ -117,11 +134,12 @@ public final class LocationManager: Sendable {
     /// activities with `profile.startEvents`' settings: `startUpdatingLocation(profile.updates)` and so on;
     /// the profile only configures.
     public convenience init(
-        source: LocationSource, profile: Profile, receiverControl: any ReceiverControl = NoReceiverControl()
+        source: LocationSource, profile: Profile, receiverControl: any ReceiverControl = NoReceiverControl(),
+        power: ReceiverPowerSetup? = nil
     ) {
         self.init(
             source: source, configuration: profile.effectivePolicy, receiver: profile.receiver,
-            receiverControl: receiverControl, exitRegime: profile.effectiveExitRegime)
+            receiverControl: receiverControl, power: power, exitRegime: profile.effectiveExitRegime)
     }
 
     deinit {
@@ -230,6 +248,10 @@ final class ManagerCore: Sendable {
     let receiverLink: ReceiverLink
     /// The regime `control` is asked for once the policy has shut down; nil leaves the policy's last one.
     let exitRegime: ReceiverRegime?
+    /// Receiver power control, live only.
+    let power: ReceiverPowerSetup?
+    /// Runtime seconds per monotonic second (live).
+    let clockRate: Double
     let inbox = Inbox()
     private let state = Mutex(SharedState())
 
@@ -257,13 +279,16 @@ final class ManagerCore: Sendable {
 
     init(
         source: LocationSource, configuration: PolicyConfiguration, receiver: ReceiverModel,
-        control: any ReceiverControl, exitRegime: ReceiverRegime? = nil
+        control: any ReceiverControl, power: ReceiverPowerSetup? = nil, exitRegime: ReceiverRegime? = nil,
+        clockRate: Double = 1
     ) {
         self.source = source
         self.configuration = configuration
         self.receiver = receiver
         receiverLink = ReceiverLink(control: control, model: receiver, live: source.isLive)
         self.exitRegime = exitRegime
+        self.power = source.isLive ? power : nil
+        self.clockRate = clockRate
     }
 
     // MARK: The application's side

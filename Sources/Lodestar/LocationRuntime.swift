@@ -1,4 +1,5 @@
 import GPSD
+import SystemInterface
 import GPSModel
 import Policy
 
@@ -15,14 +16,24 @@ final class LocationRuntime {
     private var receiverLost = false
     /// The newest location the application was handed (what `reduced` accuracy may reveal).
     private var lastHanded: Location?
+    /// Receiver power control, when the application asked for it and the source is live.
+    private var power: ReceiverPowerDriver?
+    /// Regimes power control offered that the policy has not been given yet.
+    private var pendingOffer: (regimes: Set<ReceiverRegime>, at: Instant)?
     private var done: Bool { driver.isShutDown }
 
     init(core: ManagerCore) {
         self.core = core
         switch core.source {
         case .gpsd(let host, let port, let device):
-            source = LiveSource(host: host, port: port, device: device, receiverLink: core.receiverLink)
+            source = LiveSource(
+                host: host, port: port, device: device, receiverLink: core.receiverLink, clockRate: core.clockRate)
             assembler = LocationAssembler(origin: .live)
+            if let setup = core.power, let commands = core.receiverLink.commands {
+                power = ReceiverPowerDriver(
+                    setup: setup, model: core.receiver, host: host, port: port, device: device, commands: commands,
+                    inbox: core.inbox)
+            }
         case .replay(let contents, let speed):
             source = ReplaySource(contents, speed: speed, receiver: core.receiver)
             assembler = LocationAssembler(origin: .replay)
@@ -35,19 +46,26 @@ final class LocationRuntime {
         source.start(inbox: core.inbox)
         while !done {
             fireTimers(through: source.now)
+            offerRegimes()
             for message in core.inbox.take() where !done {
                 let now = source.now
                 fireTimers(through: now)
                 switch message {
                 case .command(let event): handle(event, at: now)
                 case .event(let event): receive(event, at: now)
+                case .powerReply(let outcome):
+                    power?.reply(outcome, at: now)
+                    handPowerOutputsOn()
                 }
+                offerRegimes()
             }
             if done { break }
-            switch source.next(before: driver.nextDeadline, inbox: core.inbox) {
+            let deadlines = [driver.nextDeadline, power?.nextDeadline].compactMap { $0 }
+            switch source.next(before: deadlines.min(), inbox: core.inbox) {
             case .event(let event, let instant):
                 fireTimers(through: instant)
                 receive(event, at: instant)
+                offerRegimes()
             case .idle:
                 continue
             case .ended(let instant):
@@ -55,13 +73,57 @@ final class LocationRuntime {
             }
         }
         if let exitRegime = core.exitRegime { core.receiverLink.setRegime(exitRegime, reason: "exiting: the exit regime") }
+        if let power, let exitRegime = core.exitRegime { leave(power, in: exitRegime) }
         source.stop()
         core.finish()
     }
 
     // MARK: Inputs
 
+    /// Puts the receiver in the exit regime and waits, a second and a half at most (a service must stop
+    /// within two of SIGTERM), for gpsd to have taken the commands.
+    private func leave(_ power: ReceiverPowerDriver, in exitRegime: ReceiverRegime) {
+        power.shutdown(exitRegime: exitRegime, at: source.now)
+        handPowerOutputsOn()
+        let limit = monotonicSeconds() + 1.5
+        while !(power.isFinished && power.unanswered == 0), monotonicSeconds() < limit {
+            let wait = power.nextDeadline.map { max(($0 - source.now) / core.clockRate, 0) } ?? 0.1
+            core.inbox.wait(seconds: min(wait, limit - monotonicSeconds()))
+            for case .powerReply(let outcome) in core.inbox.take() { power.reply(outcome, at: source.now) }
+            power.advance(to: source.now)
+            handPowerOutputsOn()
+        }
+    }
+
+    /// Hands the policy the regimes power control offered last, if it has not had them.
+    private func offerRegimes() {
+        guard let offer = pendingOffer, !done else { return }
+        pendingOffer = nil
+        handle(.regimesOffered(offer.regimes), at: offer.at)
+    }
+
+    /// Carries out what power control said: the regimes it offers go to the policy, its events and writes to
+    /// the application.
+    private func handPowerOutputsOn() {
+        guard let power else { return }
+        for (output, instant) in power.takeOutputs() {
+            switch output {
+            case .offer(let regimes):
+                // Handed to the policy at the loop's next turn: this may run inside a policy step.
+                pendingOffer = (regimes, instant)
+            case .report(let event):
+                core.broadcast(.power(event))
+            case .transmitted(let bytes, let description):
+                core.broadcast(.transmitted(bytes, description: description))
+            }
+        }
+    }
+
     private func receive(_ event: LiveEvent, at instant: Instant) {
+        if let power {
+            power.observe(event, at: instant)
+            handPowerOutputsOn()
+        }
         if let location = assembler.location(after: event) {
             handle(.fix(location), at: instant)
             return
@@ -88,6 +150,10 @@ final class LocationRuntime {
     /// Fires, in deadline order, every timer due at or before `instant`, each at its own deadline.
     private func fireTimers(through instant: Instant) {
         driver.advance(to: instant, perform: perform)
+        if let power {
+            power.advance(to: instant)
+            handPowerOutputsOn()
+        }
     }
 
     // MARK: Actions
@@ -105,6 +171,10 @@ final class LocationRuntime {
             case .setRegime(let regime, let reason):
                 source.regimeChanged(to: regime, at: now)
                 core.receiverLink.setRegime(regime, reason: reason)
+                if let power {
+                    power.requestRegime(regime, reason: reason, at: now)
+                    handPowerOutputsOn()
+                }
                 core.broadcast(.regime(regime, reason: reason))
             case .deliver(let locations):
                 if let newest = locations.last { lastHanded = newest }

@@ -14,6 +14,8 @@ import Glibc
 enum RuntimeMessage: Sendable {
     case command(PolicyEvent)
     case event(LiveEvent)
+    /// gpsd's answer to a write receiver power control made.
+    case powerReply(GPSDCommandOutcome)
 }
 
 /// The runtime's mailbox: any thread posts, the runtime's thread takes everything at once and waits for
@@ -198,15 +200,18 @@ final class LiveSource: RuntimeSource {
     private let receiverLink: ReceiverLink
     private let stopping = StopFlag()
     private let origin = monotonicSeconds()
+    /// Runtime seconds per monotonic second: 1 live; more when a test plays an emulated receiver faster.
+    private let clockRate: Double
 
-    init(host: String, port: String, device: String?, receiverLink: ReceiverLink) {
+    init(host: String, port: String, device: String?, receiverLink: ReceiverLink, clockRate: Double = 1) {
         self.host = host
         self.port = port
         self.device = device
         self.receiverLink = receiverLink
+        self.clockRate = clockRate
     }
 
-    var now: Instant { Instant(seconds: monotonicSeconds() - origin) }
+    var now: Instant { Instant(seconds: (monotonicSeconds() - origin) * clockRate) }
 
     func start(inbox: Inbox) {
         // The control learns of the channel before any device: it may have nothing to do until one comes.
@@ -253,7 +258,7 @@ final class LiveSource: RuntimeSource {
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
         // A device gpsd announced since the last turn reaches the control before the runtime waits again.
         receiverLink.passOnContext()
-        inbox.wait(seconds: deadline.map { $0 - now })
+        inbox.wait(seconds: deadline.map { ($0 - now) / clockRate })
         return .idle
     }
 

@@ -47,8 +47,27 @@ public enum CaptureRecord: Sendable, Equatable {
     case transmitted([UInt8])
     /// The receiver regime the policy chose, and why.
     case regime(String, reason: String?)
-    /// A policy or runtime event.
-    case event(kind: String, detail: String?)
+    /// A policy, runtime or power-control event.
+    case event(CaptureEvent)
+}
+
+/// An `event` line's object (docs/capture-format.md). Generic on purpose: the capture format does not know
+/// the kinds, so a kind this build has never heard of is kept as text, and the modules that define kinds
+/// (policy events, receiver power events) convert to and from it.
+public struct CaptureEvent: Sendable, Equatable {
+    public var kind: String
+    /// The receiver regime the event is about (`"standby"`), if any.
+    public var regime: String?
+    /// A duration the event measured (to quiet, to the first fix after a wake), if any.
+    public var seconds: Double?
+    public var detail: String?
+
+    public init(kind: String, regime: String? = nil, seconds: Double? = nil, detail: String? = nil) {
+        self.kind = kind
+        self.regime = regime
+        self.seconds = seconds
+        self.detail = detail
+    }
 }
 
 /// Writes capture lines: each is one complete JSON object and its newline, built as bytes.
@@ -110,27 +129,35 @@ public enum CaptureLineEncoder {
             line += Array("\"}\n".utf8)
             return line
         case .regime(let regime, let reason):
-            return taggedLine(t: t, opening: #""regime":"#, value: regime, key: "reason", detail: reason, closing: "}")
-        case .event(let kind, let detail):
-            return taggedLine(
-                t: t, opening: #""event":{"kind":"#, value: kind, key: "detail", detail: detail, closing: "}}")
+            var line = prefix(t)
+            line += Array(#""regime":"#.utf8)
+            JSONWriter.appendQuoted(regime, to: &line)
+            appendString("reason", reason, to: &line)
+            line += Array("}\n".utf8)
+            return line
+        case .event(let event):
+            var line = prefix(t)
+            line += Array(#""event":{"kind":"#.utf8)
+            JSONWriter.appendQuoted(event.kind, to: &line)
+            appendString("regime", event.regime, to: &line)
+            // Milliseconds, as `t`; a reader rejects what is not a non-negative number, so nothing else is written.
+            if let seconds = event.seconds, seconds.isFinite {
+                line += Array(#","seconds":"#.utf8)
+                JSONWriter.appendNumber((max(0, seconds) * 1000).rounded() / 1000, to: &line)
+            }
+            appendString("detail", event.detail, to: &line)
+            line += Array("}}\n".utf8)
+            return line
         }
     }
 
-    /// `{"t":…,` `opening` the quoted `value`, `,"key":` the quoted `detail` when there is one, `closing`: the
-    /// shape of regime and event lines.
-    private static func taggedLine(
-        t: Double, opening: String, value: String, key: String, detail: String?, closing: String
-    ) -> [UInt8] {
-        var line = prefix(t)
-        line += Array(opening.utf8)
+    /// `,"key":` and the quoted `value`, when there is one.
+    private static func appendString(_ key: StaticString, _ value: String?, to line: inout [UInt8]) {
+        guard let value else { return }
+        line += [UInt8(ascii: ","), UInt8(ascii: "\"")]
+        key.withUTF8Buffer { line += $0 }
+        line += [UInt8(ascii: "\""), UInt8(ascii: ":")]
         JSONWriter.appendQuoted(value, to: &line)
-        if let detail {
-            line += Array(",\"\(key)\":".utf8)
-            JSONWriter.appendQuoted(detail, to: &line)
-        }
-        line += Array((closing + "\n").utf8)
-        return line
     }
 
     /// `{"t":12.345,` — milliseconds are finer than any receiver epoch and keep lines short.

@@ -40,7 +40,7 @@ public struct CaptureContents: Sendable {
         case received(Range<Int>)
         case transmitted(Range<Int>)
         case regime(String, reason: String?)
-        case event(kind: String, detail: String?)
+        case event(CaptureEvent)
     }
 
     public struct Line: Sendable, Equatable {
@@ -244,19 +244,10 @@ public enum CaptureReader {
                     problem = "\"event\" is not a JSON object"
                     return
                 }
-                let event = UnsafeBufferPointer(rebasing: line[value])
-                var eventKind: String?
-                var detail: String?
-                _ = JSONSyntax.scanObject(event) { eventKey, valueKind, eventValue in
-                    guard valueKind == .string else { return }
-                    if matches(event, eventKey, "kind") { eventKind = JSONSyntax.string(event, eventValue) }
-                    if matches(event, eventKey, "detail") { detail = JSONSyntax.string(event, eventValue) }
+                switch parseEvent(UnsafeBufferPointer(rebasing: line[value])) {
+                case .success(let event): payload = .event(event)
+                case .failure(let failure): problem = failure.message
                 }
-                guard let eventKind else {
-                    problem = "the event has no \"kind\""
-                    return
-                }
-                payload = .event(kind: eventKind, detail: detail)
             }
         }
         guard valid else { throw CaptureError(.malformed, line: number, "not a valid JSON object") }
@@ -270,5 +261,34 @@ public enum CaptureReader {
         if let regime { payload = .regime(regime, reason: reason) }
         guard let payload else { return nil }
         return CaptureContents.Line(t: t, number: number, payload: payload)
+    }
+
+    /// An `event` object: `kind` is required and any text (kinds this build does not know are kept); `regime`
+    /// and `seconds`, when there, must be a string and a non-negative number; a `detail` that is not a string
+    /// is ignored, as it always was.
+    private static func parseEvent(_ event: UnsafeBufferPointer<UInt8>) -> Result<CaptureEvent, CaptureError> {
+        var kind: String?
+        var regime: String?
+        var seconds: Double?
+        var detail: String?
+        var problem: String?
+        _ = JSONSyntax.scanObject(event) { key, valueKind, value in
+            if matches(event, key, "kind") {
+                kind = valueKind == .string ? JSONSyntax.string(event, value) : nil
+            } else if matches(event, key, "detail") {
+                detail = valueKind == .string ? JSONSyntax.string(event, value) : nil
+            } else if matches(event, key, "regime") {
+                regime = valueKind == .string ? JSONSyntax.string(event, value) : nil
+                if regime == nil { problem = "the event's \"regime\" is not a string" }
+            } else if matches(event, key, "seconds") {
+                seconds = valueKind == .number ? JSONSyntax.number(event, value) : nil
+                if !(seconds.map { $0.isFinite && $0 >= 0 } ?? false) {
+                    problem = "the event's \"seconds\" is not a number of seconds (0 or more)"
+                }
+            }
+        }
+        if let problem { return .failure(CaptureError(.malformed, line: nil, problem)) }
+        guard let kind else { return .failure(CaptureError(.malformed, line: nil, "the event has no \"kind\"")) }
+        return .success(CaptureEvent(kind: kind, regime: regime, seconds: seconds, detail: detail))
     }
 }

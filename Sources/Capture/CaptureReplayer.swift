@@ -20,7 +20,7 @@ public final class CaptureReplayer {
     /// What a replay passes on besides gpsd's reports: the capture's own regime and event lines.
     public enum Annotation: Sendable, Equatable {
         case regime(String, reason: String?)
-        case event(kind: String, detail: String?)
+        case event(CaptureEvent)
     }
 
     /// Runs to the end, or until `beforeLine` (given each line's `t` first) returns false. Events come out
@@ -51,8 +51,8 @@ public final class CaptureReplayer {
                     drain(t: entry.t, onEvent)
                 case .regime(let regime, let reason):
                     onAnnotation(entry.t, .regime(regime, reason: reason))
-                case .event(let kind, let detail):
-                    onAnnotation(entry.t, .event(kind: kind, detail: detail))
+                case .event(let event):
+                    onAnnotation(entry.t, .event(event))
                 case .received, .transmitted:
                     continue
                 }

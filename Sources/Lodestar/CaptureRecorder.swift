@@ -2,6 +2,8 @@ import SystemInterface
 import Capture
 import GPSD
 import GPSModel
+import Policy
+import Receivers
 import Synchronization
 
 #if canImport(Glibc)
@@ -9,7 +11,8 @@ import Glibc
 #endif
 
 /// Records a live gpsd session into a capture file: every line gpsd sends, verbatim, and with `--raw` the
-/// receiver's own bytes from a second watch, each stamped with `t` on the monotonic clock.
+/// receiver's own bytes from a second watch, each stamped with `t` on the monotonic clock. With power control,
+/// also every byte sent to the receiver (`tx`), the regimes chosen and the power events seen.
 ///
 /// The file is created when gpsd's first line arrives (so a gpsd that is not there leaves no empty file),
 /// and its header is written once gpsd has said its version and devices (they come before the WATCH echo).
@@ -32,6 +35,9 @@ public final class CaptureRecorder: Sendable {
         public var fixes = 0
         public var receivedChunks = 0
         public var receivedBytes = 0
+        public var transmittedChunks = 0
+        public var transmittedBytes = 0
+        public var powerEvents = 0
         public var seconds = 0.0
     }
 
@@ -53,6 +59,8 @@ public final class CaptureRecorder: Sendable {
         var gpsdRelease: String?
         var devicePath: String?
         var deviceDriver: String?
+        /// The last `t` stamped: lines stamped with a time the caller gives never go back before it.
+        var lastT = 0.0
         var summary = Summary()
         var failure: Failure?
     }
@@ -102,7 +110,7 @@ public final class CaptureRecorder: Sendable {
         state.withLock { state in
             guard state.failure == nil else { return }
             // Stamped under the lock, so the two watches' lines are in the file in `t` order.
-            let t = monotonicSeconds() - start
+            let t = stamp(monotonicSeconds(), in: &state)
             state.summary.gpsdLines += 1
             if isTPVWithPosition { state.summary.fixes += 1 }
             if let release { state.gpsdRelease = release }
@@ -118,10 +126,43 @@ public final class CaptureRecorder: Sendable {
         guard !bytes.isEmpty else { return }
         state.withLock { state in
             guard state.failure == nil else { return }
-            let t = monotonicSeconds() - start
+            let t = stamp(monotonicSeconds(), in: &state)
             state.summary.receivedChunks += 1
             state.summary.receivedBytes += bytes.count
             emit(CaptureLineEncoder.record(t: t, .received(bytes)), in: &state)
+        }
+    }
+
+    /// Records bytes sent to the receiver (a power command), `at` a reading of `monotonicSeconds()` when
+    /// they were sent. Every write to the receiver goes through here, so a capture shows all it was told.
+    public func recordTransmitted(_ bytes: [UInt8], at monotonic: Double = monotonicSeconds()) {
+        guard !bytes.isEmpty else { return }
+        state.withLock { state in
+            guard state.failure == nil else { return }
+            let t = stamp(monotonic, in: &state)
+            state.summary.transmittedChunks += 1
+            state.summary.transmittedBytes += bytes.count
+            emit(CaptureLineEncoder.record(t: t, .transmitted(bytes)), in: &state)
+        }
+    }
+
+    /// Records the regime the policy chose, and why, `at` a reading of `monotonicSeconds()`.
+    public func recordRegime(_ regime: ReceiverRegime, reason: String?, at monotonic: Double = monotonicSeconds()) {
+        state.withLock { state in
+            guard state.failure == nil else { return }
+            let t = stamp(monotonic, in: &state)
+            emit(CaptureLineEncoder.record(t: t, .regime(regime.rawValue, reason: reason)), in: &state)
+        }
+    }
+
+    /// Records what power control saw (quiet, first fix after a wake, no effect…) as an `event` line, `at` a
+    /// reading of `monotonicSeconds()` when it was seen.
+    public func recordPowerEvent(_ event: PowerEvent, at monotonic: Double = monotonicSeconds()) {
+        state.withLock { state in
+            guard state.failure == nil else { return }
+            let t = stamp(monotonic, in: &state)
+            state.summary.powerEvents += 1
+            emit(CaptureLineEncoder.record(t: t, .event(event.captureEvent)), in: &state)
         }
     }
 
@@ -150,6 +191,13 @@ public final class CaptureRecorder: Sendable {
             }
             return state.failure
         }
+    }
+
+    /// `t` for a line seen at `monotonic`: never before the last line's, as a capture's `t` never decreases
+    /// (an event the caller stamped a moment ago may reach the lock after a later gpsd line).
+    private func stamp(_ monotonic: Double, in state: inout State) -> Double {
+        state.lastT = max(state.lastT, monotonic - start)
+        return state.lastT
     }
 
     private func emit(_ line: [UInt8], in state: inout State) {
@@ -224,5 +272,22 @@ public enum RawByteWatch {
             }
             onFinish()
         }
+    }
+}
+
+/// A power event as a capture's `event` line and back (docs/capture-format.md): the capture format keeps
+/// kinds and regimes as text, so it needs no knowledge of receivers.
+extension PowerEvent {
+    public var captureEvent: CaptureEvent {
+        CaptureEvent(kind: kind.rawValue, regime: regime?.rawValue, seconds: seconds, detail: detail)
+    }
+
+    /// The power event an `event` line records; nil when its kind is not a power event's (a policy event, or
+    /// a kind from a newer Lodestar). A regime this build does not know is left out.
+    public init?(_ event: CaptureEvent) {
+        guard let kind = Kind(rawValue: event.kind) else { return nil }
+        self.init(
+            kind, regime: event.regime.flatMap(ReceiverRegime.init(rawValue:)), seconds: event.seconds,
+            detail: event.detail ?? "")
     }
 }

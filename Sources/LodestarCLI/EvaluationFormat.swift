@@ -12,7 +12,9 @@ enum EvaluationFormat {
         (value * places).rounded() / places
     }
 
-    static func json(_ evaluation: Evaluation, capture: String, profile: String) -> String {
+    static func json(
+        _ evaluation: Evaluation, capture: String, profile: String, seenLive: FirstFixesSeenLive? = nil
+    ) -> String {
         var object = JSONObject()
         object.add("capture", string: capture)
         object.add("profile", string: profile)
@@ -69,6 +71,7 @@ enum EvaluationFormat {
         baselines.add("stopTimeout", json: run(evaluation.stopTimeout))
         object.add("baselines", json: baselines.closed)
         object.add("oracle", json: run(evaluation.oracle))
+        if let seenLive, !seenLive.isEmpty { object.add("firstFixesSeenLive", json: seenLive.json) }
         return object.line
     }
 
@@ -110,7 +113,9 @@ enum EvaluationFormat {
         return line
     }
 
-    static func table(_ evaluation: Evaluation, capture: String, profile: String) -> String {
+    static func table(
+        _ evaluation: Evaluation, capture: String, profile: String, seenLive: FirstFixesSeenLive? = nil
+    ) -> String {
         var lines: [String] = []
         let minutes = TextLine.fixed(evaluation.duration / 60, decimals: 1, width: 1)
         lines.append(
@@ -169,6 +174,7 @@ enum EvaluationFormat {
             lines.append(text)
         }
         if evaluation.failedAcquisitions > 0 { lines.append("failed acquisitions: \(evaluation.failedAcquisitions)") }
+        if let seenLive, !seenLive.isEmpty { lines += [""] + seenLive.textLines(prefix: "") }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -197,6 +197,7 @@ enum ReplayCommand {
                 })
             fixes = fixCount
         }
+        listFirstFixesSeenLive(contents, emitter: &emitter, context: context)
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
         if fixes == 0, !context.shouldStop() {
@@ -227,6 +228,7 @@ enum ReplayCommand {
                 emitter.printAnnotation(SimulationLine.event(t: t, kind, detail: detail, format: format))
             }
         }
+        listFirstFixesSeenLive(contents, emitter: &emitter, context: context)
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
         if summary.trueFixes == 0 {
@@ -253,6 +255,7 @@ enum ReplayCommand {
             return .dataError
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
+        let seenLive = FirstFixesSeenLive(contents)
         if let reportPath {
             let html = EvaluationReport.html(evaluation, capture: name, profile: profile.name)
             do throws(SystemError) {
@@ -266,13 +269,27 @@ enum ReplayCommand {
         }
         let text =
             json
-            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name)
-            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name)
+            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seenLive)
+            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seenLive)
         switch context.standardOutput.write(text) {
         case .written, .readerGone: return .success
         case .failed(let code):
             context.say("lodestar replay: cannot write output: \(SystemError("write", "stdout", code: code).reason)")
             return .ioError
+        }
+    }
+
+    /// The capture's times to first fix seen live, after the locations: `#` lines in text; in the formats
+    /// whose output is a document or machine-read lines, the title line on stderr. Nothing without any.
+    private static func listFirstFixesSeenLive(
+        _ contents: CaptureContents, emitter: inout LocationEmitter, context: CommandContext
+    ) {
+        let seenLive = FirstFixesSeenLive(contents)
+        guard !seenLive.isEmpty else { return }
+        if emitter.format == .text {
+            emitter.printAnnotation(seenLive.textLines(prefix: "# ").map { $0 + "\n" }.joined())
+        } else {
+            context.say("lodestar replay: " + seenLive.title)
         }
     }
 

@@ -30,7 +30,8 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
         bytes += CaptureLineEncoder.record(t: 1.004, .received(binary))
         bytes += CaptureLineEncoder.record(t: 30, .regime("standby", reason: "stationary 5 min within 50 m"))
         bytes += CaptureLineEncoder.record(t: 30.001, .transmitted([0xB5, 0x62, 0x06]))
-        bytes += CaptureLineEncoder.record(t: 95.2, .event(kind: "resumed", detail: "probe fix 212 m from anchor"))
+        bytes += CaptureLineEncoder.record(
+            t: 95.2, .event(CaptureEvent(kind: "resumed", detail: "probe fix 212 m from anchor")))
 
         let contents = try CaptureReader.read(bytes)
         #expect(contents.header == header)
@@ -47,7 +48,53 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
         #expect(contents.rawBytes(received) == binary)
         #expect(contents.rawBytes(sent) == [0xB5, 0x62, 0x06])
         #expect(contents.lines[2].payload == .regime("standby", reason: "stationary 5 min within 50 m"))
-        #expect(contents.lines[4].payload == .event(kind: "resumed", detail: "probe fix 212 m from anchor"))
+        #expect(contents.lines[4].payload == .event(CaptureEvent(kind: "resumed", detail: "probe fix 212 m from anchor")))
+    }
+
+    @Test func powerEventLinesAreWrittenAsTheFormatSays() {
+        let wake = CaptureEvent(kind: "firstFixAfterWake", regime: "standby", seconds: 2.1004, detail: "hot start")
+        #expect(
+            String(decoding: CaptureLineEncoder.record(t: 30, .event(wake)), as: UTF8.self)
+                == #"{"t":30.000,"event":{"kind":"firstFixAfterWake","regime":"standby","seconds":2.1,"detail":"hot start"}}"#
+                + "\n")
+        // A policy event keeps the shape it always had.
+        #expect(
+            String(decoding: CaptureLineEncoder.record(t: 95.2, .event(CaptureEvent(kind: "resumed", detail: "x"))), as: UTF8.self)
+                == #"{"t":95.200,"event":{"kind":"resumed","detail":"x"}}"# + "\n")
+        #expect(
+            String(decoding: CaptureLineEncoder.record(t: 1, .transmitted([0xB5, 0x62, 0x06, 0x04])), as: UTF8.self)
+                == #"{"t":1.000,"tx":"tWIGBA=="}"# + "\n")
+    }
+
+    @Test func txAndPowerEventLinesSurviveWritingAndReading() throws {
+        let events = [
+            CaptureEvent(kind: "regimeCommanded", regime: "backup", detail: "RXM-PMREQ 600 s"),
+            CaptureEvent(kind: "quiet", regime: "backup", seconds: 0.25, detail: "no output"),
+            CaptureEvent(kind: "firstFixAfterWake", regime: "backup", seconds: 27.5, detail: "warm"),
+            CaptureEvent(kind: "noEffect", regime: "standby", detail: "gpsd started with -b?"),
+            // A kind this build has never heard of is kept as text.
+            CaptureEvent(kind: "somethingNewer", seconds: 0, detail: nil),
+        ]
+        let command: [UInt8] = [0xB5, 0x62, 0x02, 0x41, 0x08, 0x00, 0xC0, 0x27, 0x09, 0x00, 0x02, 0, 0, 0, 0x1D, 0xA8]
+        var bytes = CaptureLineEncoder.header(CaptureHeader())
+        bytes += CaptureLineEncoder.record(t: 10, .transmitted(command))
+        for (index, event) in events.enumerated() {
+            bytes += CaptureLineEncoder.record(t: 10 + Double(index), .event(event))
+        }
+        let contents = try CaptureReader.read(bytes)
+        guard case .transmitted(let range) = contents.lines.first?.payload else {
+            Issue.record("no tx line: \(contents.lines.map(\.payload))")
+            return
+        }
+        #expect(contents.rawBytes(range) == command)
+        #expect(contents.lines.dropFirst().map(\.payload) == events.map { .event($0) })
+    }
+
+    @Test func anEventWithUnknownOrMistypedExtrasReadsAsBefore() throws {
+        // Keys an event does not define are ignored; a detail that is not text is dropped, as it always was.
+        let contents = try CaptureReader.read(
+            capture([#"{"t":1,"event":{"kind":"resumed","detail":7,"where":[1,2],"regime":"off"}}"#]))
+        #expect(contents.lines.map(\.payload) == [.event(CaptureEvent(kind: "resumed", regime: "off"))])
     }
 
     @Test(arguments: [0, 1, 2, 3, 4, 5, 100, 255])
@@ -96,6 +143,12 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
         (#"{"t":2,"gpsd":[1]}"#, "not a JSON object"),
         (#"{"t":2,"rx":"not base64!"}"#, "not base64"),
         (#"{"t":2,"event":{"detail":"x"}}"#, "no \"kind\""),
+        (#"{"t":2,"event":"firstFixAfterWake"}"#, "\"event\" is not a JSON object"),
+        (#"{"t":2,"event":{"kind":"firstFixAfterWake","regime":3}}"#, "\"regime\" is not a string"),
+        (#"{"t":2,"event":{"kind":"firstFixAfterWake","seconds":"2.1"}}"#, "\"seconds\" is not a number"),
+        (#"{"t":2,"event":{"kind":"firstFixAfterWake","seconds":-1}}"#, "\"seconds\" is not a number"),
+        (#"{"t":2,"tx":"tWIGBA="}"#, "\"tx\" is not base64"),
+        (#"{"t":2,"tx":[181,98]}"#, "\"tx\" is not base64"),
         ("plain text", "not a valid JSON object"),
     ])
     func eachMalformedLineSaysWhatIsWrong(line: String, says: String) {

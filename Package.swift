@@ -53,8 +53,8 @@ let package = Package(
         .target(
             name: "LodestarCLI",
             dependencies: [
-                "Lodestar", "Testbed", "Receivers", "Simulation", "Capture", "Policy", "GPSD", "JSON", "GPSModel",
-                "SystemInterface",
+                "Lodestar", "Testbed", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy", "GPSD", "JSON",
+                "GPSModel", "SystemInterface",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
         // Test targets follow the modules they test; Testbed is their shared test utility module.

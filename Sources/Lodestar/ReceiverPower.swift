@@ -68,6 +68,7 @@ final class ReceiverPowerDriver {
     var nextDeadline: Instant? { controller.nextDeadline.map { Instant(seconds: $0) } }
     var isFinished: Bool { controller.isFinished }
     var achievedRegime: ReceiverRegime { controller.achievedRegime }
+    var waitingForFirstFix: Bool { controller.isTimingFirstFix }
 
     /// One of gpsd's events, as the runtime receives it.
     func observe(_ event: LiveEvent, at now: Instant) {

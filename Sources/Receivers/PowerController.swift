@@ -74,6 +74,9 @@ public struct PowerController: Sendable {
         return deadlines.min()
     }
 
+    /// Whether a wake was sent whose first fix has not come yet (it will be reported as `firstFixAfterWake`).
+    public var isTimingFirstFix: Bool { firstFixPending != nil }
+
     /// After `.shutdown`: whether everything for the exit regime was handed out (no settle is pending).
     public var isFinished: Bool {
         guard shuttingDown else { return false }

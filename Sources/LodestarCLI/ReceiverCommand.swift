@@ -1,0 +1,291 @@
+import Capture
+import GPIOLines
+import GPSD
+import Lodestar
+import Policy
+import Receivers
+import SystemInterface
+
+/// `lodestar receiver identify|sleep|wake|test`: receiver power control by hand, to find out what a new board
+/// really does (hardware.md, "Bring-up").
+enum ReceiverCommand {
+    static let commonOptions: [OptionDeclaration] = [
+        .gpsdHost, .gpsdPort,
+        .value("device", "path", help: "the receiver's device", default: "the first device gpsd has"),
+        .value(
+            "model", "name", choices: ReceiverModel.builtIn.map(\.name),
+            help: "the receiver model whose times bound the waits", default: "generic-nmea"),
+        .value(
+            "mechanism", "name", choices: PowerControl.allCases.map(\.rawValue),
+            help: "how to power it down and up", default: "from gpsd's identification, or the switch given"),
+        .value(
+            "connection", "kind", choices: [ReceiverConnection.usb, .uart].map(\.rawValue),
+            help: "how it is wired", default: "read from the device name"),
+        .value("gpio-chip", "name", help: "the GPIO chip of the receiver's enable line (gpiochip0)"),
+        .value("gpio-line", "n", help: "the enable line's offset on that chip (needs --gpio-chip)"),
+        .flag("active-low", help: "the enable line powers the receiver when low"),
+        .value("usb-port", "hub:port", help: "switch the power of this USB hub port (1-1:3)"),
+        .value("timeout", "seconds", help: "how long to wait for each effect", default: "90"),
+    ]
+
+    static let exitStatuses: [ExitStatusDeclaration] = [
+        ExitStatusDeclaration(.success, "done, and the receiver did what was asked"),
+        .usageError,
+        ExitStatusDeclaration(
+            .unavailable,
+            "gpsd unreachable, no receiver identified, or the receiver did not do what was asked (no effect, did not"
+                + " wake)"),
+        ExitStatusDeclaration(.cannotCreate, "the --model-file could not be written"),
+    ]
+
+    static let declaration = CommandDeclaration(
+        path: ["receiver"],
+        abstract: "identify the receiver, put it to sleep, wake it, and time it (bring-up)",
+        discussion: """
+            Drives receiver power control by hand through gpsd, as a location manager would, and says what the
+            receiver really did: went quiet, gave its first fix after so many seconds, or ignored the command.
+            gpsd must not run with -b (read-only): it drops every command.
+            """,
+        subcommands: [identifyDeclaration, sleepDeclaration, wakeDeclaration, testDeclaration],
+        exitStatuses: exitStatuses)
+
+    static let identifyDeclaration = CommandDeclaration(
+        path: ["receiver", "identify"],
+        abstract: "print gpsd's driver, the model, the mechanism and the regimes it reaches",
+        discussion: "Waits for gpsd to identify the receiver (it wakes it first, whatever state it was left in).",
+        options: commonOptions, exitStatuses: exitStatuses, body: identify(_:context:))
+
+    static let sleepDeclaration = CommandDeclaration(
+        path: ["receiver", "sleep"],
+        abstract: "put the receiver down and say how long it took to go quiet",
+        discussion: """
+            Leaves it down when the command ends; gpsd closes the device a minute later, and a gpsd that opens it
+            again probes it, which wakes most receivers ('lodestar receiver wake' then times the wake).
+            """,
+        options: commonOptions + [
+            .value("regime", "name", choices: ["standby", "off"], help: "how far down", default: "standby")
+        ],
+        exitStatuses: exitStatuses, body: sleep(_:context:))
+
+    static let wakeDeclaration = CommandDeclaration(
+        path: ["receiver", "wake"],
+        abstract: "wake the receiver and time its first fix",
+        discussion: "Wakes it whatever state it was left in and times the first fix after the wake.",
+        options: commonOptions, exitStatuses: exitStatuses, body: wake(_:context:))
+
+    static let testDeclaration = CommandDeclaration(
+        path: ["receiver", "test"],
+        abstract: "cycle the receiver down and up and print each time to first fix",
+        discussion: """
+            Each cycle puts the receiver in standby (or off where standby is out of reach) for --down seconds
+            and wakes it: a hot start. With --warm-down S, as many cycles again stay down S seconds, longer than
+            the receiver's hot window (hours for most), for warm starts. Prints each time to first fix and their
+            median; --model-file writes a receiver-model file with them (docs/power-control.md).
+            """,
+        options: commonOptions + [
+            .value("cycles", "n", help: "how many cycles", default: "3"),
+            .value("down", "seconds", help: "how long each hot cycle stays down", default: "10"),
+            .value("warm-down", "seconds", help: "also run warm cycles, each down this long"),
+            .value("model-file", "file", help: "write the model with the measured times to this file"),
+        ],
+        exitStatuses: exitStatuses, body: test(_:context:))
+
+    // MARK: - Commands
+
+    static func identify(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let (bench, timeout) = try open(parsed, context: context)
+        defer { bench.close() }
+        guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
+        let offered = bench.offered.map(regimeList) ?? "continuous"
+        var lines: [String] = []
+        if let identity = bench.identity {
+            lines.append("device: \(identity.path)")
+            lines.append("driver: \(identity.driver)")
+            if let subtype = identity.subtype { lines.append("subtype: \(subtype)") }
+            if let subtype1 = identity.subtype1 { lines.append("subtype1: \(subtype1)") }
+            let identification = ReceiverIdentification(identity)
+            lines.append("model: \(identification.model?.name ?? "none built in") (\(identification.summary))")
+            lines.append(
+                "connection: \(parsed.string("connection") ?? ReceiverConnection(devicePath: identity.path).rawValue)")
+            let commands = identification.commands.map(\.rawValue).sorted()
+            lines.append("commands: \(commands.isEmpty ? "none" : commands.joined(separator: ", "))")
+        }
+        lines.append("regimes reachable: \(offered)")
+        return write(lines, context: context)
+    }
+
+    static func sleep(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let regime: ReceiverRegime = parsed.string("regime") == "off" ? .off : .standby
+        let (bench, timeout) = try open(parsed, context: context)
+        defer { bench.close() }
+        guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
+        // The wake at start must be over before the way down is timed.
+        _ = bench.setRegime(.continuous, timeout: timeout)
+        let seen = bench.setRegime(regime, timeout: timeout)
+        if let quiet = seen.events.last(where: { $0.event.kind == .quiet })?.event {
+            return write(["\(quiet.regime?.rawValue ?? regime.rawValue): quiet after \(seconds(quiet.seconds))"], context: context)
+        }
+        context.say("lodestar receiver sleep: the receiver did not go quiet within \(Int(timeout)) s")
+        return .unavailable
+    }
+
+    static func wake(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let (bench, timeout) = try open(parsed, context: context)
+        defer { bench.close() }
+        let start = bench.now
+        guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
+        let seen = bench.setRegime(.continuous, timeout: timeout)
+        if let first = seen.events.last(where: { $0.event.kind == .firstFixAfterWake })?.event {
+            return write(["first fix \(seconds(first.seconds)) after the wake"], context: context)
+        }
+        if let at = seen.firstFixAt {
+            return write(["running: a fix \(seconds(at - start)) after connecting"], context: context)
+        }
+        context.say("lodestar receiver wake: no fix within \(Int(timeout)) s")
+        return .unavailable
+    }
+
+    static func test(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let cycles = try parsed.positiveInteger("cycles") ?? 3
+        let down = try parsed.positiveNumber("down") ?? 10
+        let warmDown = try parsed.positiveNumber("warm-down")
+        let (bench, timeout) = try open(parsed, context: context)
+        defer { bench.close() }
+        guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
+        _ = bench.setRegime(.continuous, timeout: timeout)
+        let offered = bench.offered ?? [.continuous]
+        guard let way = [ReceiverRegime.standby, .off].first(where: offered.contains) else {
+            context.say(
+                "lodestar receiver test: power control reaches no regime below running for this receiver"
+                    + " (reachable: \(regimeList(offered))); give --mechanism with a switch")
+            return .unavailable
+        }
+        var hot: [Double] = []
+        var warm: [Double] = []
+        var runs: [(kind: String, down: Double)] = Array(repeating: ("hot", down), count: cycles)
+        if let warmDown { runs += Array(repeating: ("warm", warmDown), count: cycles) }
+        for (index, run) in runs.enumerated() {
+            guard !context.shouldStop() else { break }
+            let asleep = bench.setRegime(way, timeout: timeout)
+            guard asleep.events.contains(where: { $0.event.kind == .quiet }) else {
+                context.say("lodestar receiver test: cycle \(index + 1): the receiver did not go quiet")
+                return .unavailable
+            }
+            let until = bench.now + run.down
+            while bench.now < until, !context.shouldStop() { sleepSeconds(min(0.1, until - bench.now)) }
+            let awake = bench.setRegime(.continuous, timeout: timeout)
+            guard let first = awake.events.last(where: { $0.event.kind == .firstFixAfterWake })?.event.seconds else {
+                context.say("lodestar receiver test: cycle \(index + 1): no first fix after the wake")
+                return .unavailable
+            }
+            if run.kind == "hot" { hot.append(first) } else { warm.append(first) }
+            guard write(["cycle \(index + 1): \(run.kind), down \(seconds(run.down)) in \(way.rawValue), first fix after \(seconds(first))"], context: context) == .success else {
+                return .ioError
+            }
+        }
+        var summary: [String] = []
+        if let median = median(hot) { summary.append("hot: median \(seconds(median)) over \(hot.count)") }
+        if let median = median(warm) { summary.append("warm: median \(seconds(median)) over \(warm.count)") }
+        guard write(summary, context: context) == .success else { return .ioError }
+        if let path = parsed.string("model-file") {
+            let identified = bench.identity.map { ReceiverIdentification($0).model } ?? nil
+            var model = parsed.string("model").flatMap(ReceiverModel.named) ?? identified ?? .genericNMEA
+            let measuredOn = "measured by lodestar receiver test"
+            if let median = median(hot) {
+                model.timeToFirstFix.hot = (median * 10).rounded() / 10
+                model.sources["timeToFirstFix.hot"] = "\(measuredOn), median of \(hot.count)"
+            }
+            if let median = median(warm) {
+                model.timeToFirstFix.warm = (median * 10).rounded() / 10
+                model.sources["timeToFirstFix.warm"] = "\(measuredOn), median of \(warm.count)"
+            }
+            // A complete profile: usable as it is with --profile FILE, or its receiver section copied into one.
+            var profile = Profile(
+                name: "\(model.name)-measured",
+                description: "\(model.name) with the times to first fix \(measuredOn)")
+            profile.receiver = model
+            do throws(SystemError) {
+                let writer = try CaptureFileWriter(path: path, replacing: true)
+                try writer.write(Array(profile.jsonText.utf8))
+                try writer.close()
+            } catch {
+                context.say("lodestar receiver test: cannot write \(path): \(error.reason)")
+                return .cannotCreate
+            }
+            context.say("lodestar receiver test: wrote \(path)")
+        }
+        return .success
+    }
+
+    // MARK: - Helpers
+
+    private static func open(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError)
+        -> (ReceiverBench, Double)
+    {
+        let timeout = try parsed.positiveNumber("timeout") ?? 90
+        let model = parsed.string("model").flatMap(ReceiverModel.named) ?? .genericNMEA
+        var setup = ReceiverPowerSetup()
+        setup.mechanism = parsed.string("mechanism").flatMap(PowerControl.init(rawValue:))
+        setup.connection = parsed.string("connection").flatMap(ReceiverConnection.init(rawValue:))
+        if let chip = parsed.string("gpio-chip") {
+            guard let lineText = parsed.string("gpio-line"), let line = UInt32(lineText) else {
+                throw UsageError(message: "--gpio-chip needs --gpio-line with the line's offset")
+            }
+            do throws(PowerSwitchError) {
+                setup.powerSwitch = try GPIOEnableLine(
+                    chip: chip, line: .offset(line), activeLow: parsed.flags.contains("active-low"))
+            } catch {
+                throw UsageError(message: "\(error)")
+            }
+        }
+        if let port = parsed.string("usb-port") {
+            let parts = port.split(separator: ":")
+            guard parts.count == 2, let number = Int(parts[1]) else {
+                throw UsageError(message: "--usb-port takes HUB:PORT, as 1-1:3")
+            }
+            do throws(PowerSwitchError) {
+                setup.powerSwitch = try USBPortPowerSwitch(hub: String(parts[0]), port: number)
+            } catch {
+                throw UsageError(message: "\(error)")
+            }
+        }
+        let bench = ReceiverBench(
+            host: parsed.string("host") ?? GPSDSession.defaultHost,
+            port: try parsed.port("port") ?? GPSDSession.defaultPort, device: parsed.string("device"), model: model,
+            power: setup, shouldStop: context.shouldStop)
+        bench.onEvent = { event in context.say("lodestar receiver: \(event.kind.rawValue): \(event.detail)") }
+        return (bench, timeout)
+    }
+
+    private static func identified(_ bench: ReceiverBench, timeout: Double, context: CommandContext) -> Bool {
+        let seen = bench.identify(timeout: timeout)
+        if seen.events.contains(where: { [.receiverIdentified, .receiverUnknown].contains($0.event.kind) }) {
+            return true
+        }
+        context.say(
+            "lodestar receiver: gpsd identified no receiver within \(Int(timeout)) s (is gpsd running, with the"
+                + " receiver's device, and is the receiver talking?)")
+        return false
+    }
+
+    private static func write(_ lines: [String], context: CommandContext) -> ExitCode {
+        guard !lines.isEmpty else { return .success }
+        return context.standardOutput.write(lines.joined(separator: "\n") + "\n") == .written ? .success : .ioError
+    }
+
+    private static func regimeList(_ regimes: Set<ReceiverRegime>) -> String {
+        ReceiverRegime.allCases.reversed().filter(regimes.contains).map(\.rawValue).joined(separator: ", ")
+    }
+
+    private static func seconds(_ value: Double?) -> String {
+        guard let value else { return "? s" }
+        return TextLine.fixed(value, decimals: 1, width: 1) + " s"
+    }
+
+    private static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}

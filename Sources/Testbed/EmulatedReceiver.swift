@@ -237,8 +237,10 @@ public final class EmulatedReceiver: Sendable {
         terminal?.close()
     }
 
-    /// Plugged in again: a new pty, the receiver powered up. Returns its device path; gpsd learns of it the
-    /// way its hotplug would tell it, `PrivateGPSD.addDevice(path)` (or `addDeviceAndWait(terminal)`).
+    /// Plugged in again: a new pty, the receiver powered up. Returns its device path. gpsd learns of it as
+    /// its hotplug would tell it: `PrivateGPSD.addDevice(path)`, or `addDeviceAndWait(terminal)`, which also
+    /// waits until gpsd reads it. The receiver announces itself again when gpsd first writes to it (its
+    /// probes on opening), so gpsd identifies it anew.
     @discardableResult
     public func reappear() throws(SystemError) -> String {
         let terminal = try PseudoTerminal()

@@ -31,6 +31,8 @@ struct EmulatedReceiverCore {
     private(set) var simulated: SimulatedReceiver
     private(set) var changes: [(t: Double, state: EmulatedReceiver.PowerState)] = []
     private(set) var commands: [EmulatedReceiver.ReceivedCommand] = []
+    /// Set at each power-up until gpsd first writes (see `receive`).
+    private var announcementPending = true
     private var ubxParser = UBXStreamParser()
     private var line: [UInt8]?
 
@@ -114,7 +116,9 @@ struct EmulatedReceiverCore {
         if faults.losesConfigurationOnWake { powerSaveConfigured = false }
         activity = .running
         applyRunningRegime(at: t)
-        return restarts ? powerUpMessages : []
+        guard restarts else { return [] }
+        announcementPending = true
+        return powerUpMessages
     }
 
     private mutating func goDown(_ state: Activity, at t: Double) {
@@ -200,6 +204,13 @@ struct EmulatedReceiverCore {
             break
         }
         var replies: [UInt8] = []
+        // A receiver that powered up before gpsd opened its port announced itself to nobody: the first bytes
+        // gpsd writes (its probes on opening) get the announcement again, so gpsd identifies it whenever
+        // it (re)opens the device.
+        if announcementPending {
+            announcementPending = false
+            replies += powerUpMessages
+        }
         for frame in ubxParser.feed(bytes) { replies += handle(.ubx(frame), at: t) }
         for byte in bytes {
             if byte == UInt8(ascii: "$") {

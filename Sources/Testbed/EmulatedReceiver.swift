@@ -268,8 +268,8 @@ public final class EmulatedReceiver: Sendable {
         shared.withLock { $0.core.timeline(until: clock(startedAt: $0.started)) }
     }
 
-    /// Charge drawn over the timeline up to now, in mAh.
-    public func energy() -> Double {
+    /// Charge drawn over the timeline up to now, in mAh (the unit `replay --evaluate` reports).
+    public func energyMilliampHours() -> Double {
         timeline.reduce(0) { $0 + $1.milliamps * ($1.end - $1.start) } / 3600
     }
 

@@ -141,9 +141,25 @@ final class EmulatorRun {
         #expect(run.hasCommand(UBXFrame(messageClass: 0x06, id: 0x01, payload: [0xF0, 0x04, 0x00]).bytes))
     }
 
+    /// With `-b` gpsd writes nothing, so the MON-VER the receiver sends at power-up is all it identifies by.
+    @Test func aReadOnlyGpsdIdentifiesTheUbloxFromItsPowerUpMessage() throws {
+        var options = PrivateGPSD.Options()
+        options.readOnly = true
+        let run = try EmulatorRun(.ublox8, model: .ublox8, options: options)
+        #expect(run.read { run.devices.contains { $0.driver == "u-blox" && $0.subtype1?.contains("PROTVER=18.00") == true } })
+        #expect(run.read(timeout: 10) { run.positionFixes.count >= 2 })
+        #expect(run.receiver.commands.isEmpty)
+        #expect(run.receiver.sendsNMEA)
+    }
+
     @Test func gpsdIdentifiesTheMediatek() throws {
         let run = try EmulatorRun(.mtk3339, model: .mt3339)
         #expect(run.read { run.devices.contains { $0.driver == "MTK-3301" } }, "devices: \(run.devices)")
+        #expect(run.devices.last { $0.driver == "MTK-3301" }?.subtype?.contains("3339") == true)
+        // gpsd's set-up of an identified MTK-3301 (PMTK320 power saving off, PMTK300 rate, PMTK314 sentences,
+        // PMTK301, PMTK313, PMTK424) is answered PMTK001,…,3 and changes nothing.
+        #expect(run.read { run.receiver.commands.contains { if case .pmtk(let s) = $0.message { s.command == 314 } else { false } } })
+        #expect(run.receiver.powerState == .tracking)
         #expect(run.read(timeout: 10) { run.positionFixes.count >= 3 })
     }
 
@@ -181,7 +197,7 @@ final class EmulatorRun {
         let acquiring = try #require(timeline.last { $0.state == .acquiring })
         #expect(abs(acquiring.end - acquiring.start - ReceiverModel.ublox8.timeToFirstFix.hot) < 1e-9)
         #expect(timeline.contains { $0.state == .standby && $0.milliamps == ReceiverModel.ublox8.current.standby })
-        #expect(run.receiver.energy() > 0)
+        #expect(run.receiver.energyMilliampHours() > 0)
     }
 
     @Test func mediatekStandbyEndsWithAnyByte() throws {
@@ -316,3 +332,4 @@ final class EmulatorRun {
         #expect(throws: PowerSwitchError.self) { try line.setPowered(false) }
     }
 }
+

@@ -188,11 +188,7 @@ public final class EmulatedReceiver: Sendable {
             if state.stopping { return ([], nil, true) }
             let now = clock(startedAt: state.started)
             var out: [UInt8] = []
-            if let terminal = state.terminal {
-                let received = terminal.bytesFromHost(from: state.readOffset)
-                state.readOffset += received.count
-                out += state.core.receive(received, at: now)
-            }
+            // Epochs due since the last turn came before what gpsd wrote meanwhile (heard now).
             while state.nextEpoch < epochs.count, epochs[state.nextEpoch].t <= now {
                 let epoch = epochs[state.nextEpoch]
                 // A timed wake due before this epoch comes first.
@@ -201,6 +197,11 @@ public final class EmulatedReceiver: Sendable {
                 state.nextEpoch += 1
             }
             out += state.core.advance(to: now)
+            if let terminal = state.terminal {
+                let received = terminal.bytesFromHost(from: state.readOffset)
+                state.readOffset += received.count
+                out += state.core.receive(received, at: now)
+            }
             return (out, state.terminal, false)
         }
         if done { return false }
@@ -264,13 +265,17 @@ public final class EmulatedReceiver: Sendable {
     }
 
     /// The receiver's timeline of power states and currents up to now.
-    public var timeline: [PowerInterval] {
-        shared.withLock { $0.core.timeline(until: clock(startedAt: $0.started)) }
+    public var timeline: [PowerInterval] { timeline(until: nil) }
+
+    /// The timeline up to capture time `t` (nil: now), e.g. the capture's end to compare with a replay.
+    public func timeline(until t: Double?) -> [PowerInterval] {
+        shared.withLock { $0.core.timeline(until: t ?? clock(startedAt: $0.started)) }
     }
 
-    /// Charge drawn over the timeline up to now, in mAh (the unit `replay --evaluate` reports).
-    public func energyMilliampHours() -> Double {
-        timeline.reduce(0) { $0 + $1.milliamps * ($1.end - $1.start) } / 3600
+    /// Charge drawn over the timeline up to capture time `t` (nil: now), in mAh (the unit
+    /// `replay --evaluate` reports).
+    public func energyMilliampHours(until t: Double? = nil) -> Double {
+        timeline(until: t).reduce(0) { $0 + $1.milliamps * ($1.end - $1.start) } / 3600
     }
 
     /// Every command gpsd passed on, in order, with its emulator time.

@@ -286,15 +286,24 @@ public final class EmulatedReceiver: Sendable {
 }
 
 /// A power switch in front of an emulated receiver: what a GPIO enable line or a USB port's power does to it,
-/// for the tests of the switch-driven power paths.
+/// for the tests of the switch-driven power paths (the "injected line").
 public final class EmulatedPowerSwitch: PowerSwitch {
     public let receiver: EmulatedReceiver
     public let description: String
+    /// USB port power: off unplugs the device (its pty closes), on plugs it in again on a new pty and hands
+    /// the new path to `onReappear` (a test adds it to gpsd there, as gpsd's hotplug would).
+    public let removesDevice: Bool
+    private let onReappear: @Sendable (String) -> Void
     private let failure: Mutex<PowerSwitchError?>
 
-    public init(receiver: EmulatedReceiver, description: String = "emulated power switch") {
+    public init(
+        receiver: EmulatedReceiver, description: String = "emulated power switch", removesDevice: Bool = false,
+        onReappear: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.receiver = receiver
         self.description = description
+        self.removesDevice = removesDevice
+        self.onReappear = onReappear
         failure = Mutex(nil)
     }
 
@@ -305,6 +314,18 @@ public final class EmulatedPowerSwitch: PowerSwitch {
 
     public func setPowered(_ powered: Bool) throws(PowerSwitchError) {
         if let error = failure.withLock({ $0 }) { throw error }
-        receiver.setPowered(powered)
+        guard removesDevice else {
+            receiver.setPowered(powered)
+            return
+        }
+        if !powered {
+            receiver.disappear()
+        } else if receiver.terminal == nil {
+            do {
+                onReappear(try receiver.reappear())
+            } catch {
+                throw PowerSwitchError("\(description): no new pty for the receiver: \(error)")
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 import GPSModel
 import Policy
 import Receivers
+import Synchronization
 import SystemInterface
 import Testbed
 import Testing
@@ -194,5 +195,23 @@ import Glibc
         #expect(receiver.powerState == .acquiring)
         let states = receiver.timeline.map(\.state)
         #expect(states == [.tracking, .off, .acquiring], "\(receiver.timeline)")
+    }
+
+    /// A USB-port switch unplugs the device and plugs it in again on a new pty.
+    @Test func aUSBPortSwitchRemovesTheDevice() throws {
+        let receiver = try EmulatedReceiver(epochs: Self.epochs(count: 100), personality: .ublox8, model: .ublox8, speed: 20)
+        defer { receiver.stop() }
+        receiver.start()
+        let paths = Mutex<[String]>([])
+        let port = EmulatedPowerSwitch(
+            receiver: receiver, description: "USB hub port 3", removesDevice: true,
+            onReappear: { path in paths.withLock { $0.append(path) } })
+        try port.setPowered(false)
+        #expect(receiver.terminal == nil)
+        #expect(receiver.powerState == .off)
+        try port.setPowered(true)
+        let path = try #require(paths.withLock { $0.first })
+        #expect(receiver.devicePath == path)
+        #expect(receiver.powerState == .acquiring)
     }
 }

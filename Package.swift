@@ -44,7 +44,9 @@ let package = Package(
         // A receiver's enable line on a GPIO chip, as a PowerSwitch.
         .target(name: "GPIOLines", dependencies: ["CGPIOD", "Receivers", "SystemInterface"]),
         // Test infrastructure: used by the tests, `lodestar demo` and bench/, never by the library.
-        .target(name: "Testbed", dependencies: ["GPSModel", "GPSD", "Capture", "SystemInterface"]),
+        .target(
+            name: "Testbed",
+            dependencies: ["GPSModel", "GPSD", "Capture", "Policy", "Simulation", "Receivers", "SystemInterface"]),
         .target(
             name: "Lodestar",
             dependencies: [
@@ -64,7 +66,8 @@ let package = Package(
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSModel"]),
-        .testTarget(name: "TestbedTests", dependencies: ["Testbed", "GPSD", "GPSModel"]),
+        .testTarget(
+            name: "TestbedTests", dependencies: ["Testbed", "Receivers", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
         .testTarget(
             name: "ReceiversTests",
             dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),

@@ -134,6 +134,11 @@ public final class PseudoTerminal: @unchecked Sendable {
     /// Everything gpsd has written to the receiver since the pty was made.
     public var bytesFromHost: [UInt8] { lock.withLock { received } }
 
+    /// What gpsd wrote after the first `offset` bytes: for a reader that keeps its place.
+    public func bytesFromHost(from offset: Int) -> [UInt8] {
+        lock.withLock { offset < received.count ? Array(received[max(0, offset)...]) : [] }
+    }
+
     private func waitWritable() {
         let descriptor = lock.withLock { master }
         guard descriptor >= 0 else { return }

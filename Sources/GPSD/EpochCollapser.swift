@@ -22,7 +22,9 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
 
     /// The default quiet interval is longer than the gap between two sentences of one epoch at 4800 baud
     /// (an 80-byte sentence takes 0.17 s), shorter than any receiver's epoch.
-    public init(quietInterval: Double = 0.35) {
+    public static var defaultQuietInterval: Double { 0.35 }
+
+    public init(quietInterval: Double = defaultQuietInterval) {
         self.quietInterval = quietInterval
     }
 

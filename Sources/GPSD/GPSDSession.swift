@@ -36,12 +36,17 @@ public final class GPSDSession {
     private var receivedAt = 0.0
 
     /// Connects to gpsd. Throws `GPSDError.connectionFailed` with libgps's own message.
-    public init(host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort) throws(GPSDError) {
+    /// `epochQuiet`: how long gpsd's silence on a device ends its epoch when epochs are collapsed; shorter
+    /// only for a receiver played faster than real time.
+    public init(
+        host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort,
+        epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval
+    ) throws(GPSDError) {
         self.host = host
         self.port = port
         data = .allocate(capacity: 1)
         data.initialize(to: gps_data_t())
-        processor = ReportLineProcessor()
+        processor = ReportLineProcessor(epochQuiet: epochQuiet)
         // Left uninitialised (CChar is trivial): only bytes recv() has written are ever read, and not
         // touching 64 KiB up front keeps them out of a Pi's resident memory until gpsd sends that much.
         buffer = .allocate(capacity: 4 * Int(CGPS_MESSAGE_CAPACITY) + 1)
@@ -114,7 +119,9 @@ public final class GPSDSession {
     /// Lines are read from the socket here and decoded with `gps_unpack`, as a replayed line is, rather than
     /// through `gps_read`: libgps's reader copies each line out and moves its whole buffer down after every
     /// line, which cost more CPU than the rest of the live path on a long capture (bench/).
-    public func read(timeoutMicroseconds: Int32) throws(GPSDError) -> ReadResult {
+    /// With `wakeDescriptor`, also returns `.timeout` as soon as that descriptor is readable (the caller
+    /// has something to write).
+    public func read(timeoutMicroseconds: Int32, wakeDescriptor: Int32 = -1) throws(GPSDError) -> ReadResult {
         guard isOpen else { throw .connectionLost(errno: 0) }
         let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
@@ -137,7 +144,9 @@ public final class GPSDSession {
             // While an epoch is held, wake exactly when it is due to be passed on (one wake-up, not a
             // poll: a Pi Zero at 1 Hz would otherwise wake several times per epoch for nothing).
             let wait = processor.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
-            if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up))), !processor.hasPending {
+            if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up)), wakeDescriptor: wakeDescriptor),
+                !processor.hasPending
+            {
                 return .timeout
             }
         }
@@ -165,7 +174,7 @@ public final class GPSDSession {
     }
 
     /// Reads what the socket has (waiting up to the timeout); false when nothing came.
-    private func fill(timeoutMilliseconds: Int32) throws(GPSDError) -> Bool {
+    private func fill(timeoutMilliseconds: Int32, wakeDescriptor: Int32 = -1) throws(GPSDError) -> Bool {
         if lineStart > 0 {
             // Keep the unfinished line; its bytes move to the front once per read, not once per line.
             let pending = bufferEnd - lineStart
@@ -179,13 +188,16 @@ public final class GPSDSession {
             bufferEnd = 0
             scanStart = 0
         }
-        var poller = pollfd(fd: Int32(cgps_fd(data)), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, timeoutMilliseconds)
+        var pollers = [
+            pollfd(fd: Int32(cgps_fd(data)), events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&pollers, wakeDescriptor >= 0 ? 2 : 1, timeoutMilliseconds)
         if ready < 0 {
             if errno == EINTR { return false }
             throw .connectionLost(errno: errno)
         }
-        if ready == 0 { return false }
+        if ready == 0 || pollers[0].revents == 0 { return false }
         let count = recv(Int32(cgps_fd(data)), buffer + bufferEnd, bufferCapacity - bufferEnd, 0)
         if count == 0 { throw .connectionLost(errno: 0) }
         if count < 0 {

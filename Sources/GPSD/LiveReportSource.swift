@@ -59,12 +59,16 @@ public final class LiveReportSource: Sendable {
     /// Commands other threads send through this source's connection (receiver power frames); the reader
     /// writes them between reads. Closed when `run` returns.
     public let commands: GPSDCommandChannel?
+    /// See `GPSDSession.init(host:port:epochQuiet:)`.
+    public let epochQuiet: Double
 
     public init(
         host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil,
         backoff: ReconnectBackoff = .standard, satelliteDetail: Bool = true,
-        lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)? = nil, commands: GPSDCommandChannel? = nil
+        lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)? = nil, commands: GPSDCommandChannel? = nil,
+        epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval
     ) {
+        self.epochQuiet = epochQuiet
         self.lineObserver = lineObserver
         self.commands = commands
         self.host = host
@@ -102,10 +106,14 @@ public final class LiveReportSource: Sendable {
                 continue
             }
             do {
+                // Drained before writing: a command queued after the write leaves its byte for the poll.
+                commands?.drainWake()
                 commands?.writeNext(now: monotonicSeconds()) { command throws(GPSDError) in
                     try current.send(command.text)
                 }
-                switch try current.read(timeoutMicroseconds: Self.pollMicroseconds) {
+                switch try current.read(
+                    timeoutMicroseconds: Self.pollMicroseconds, wakeDescriptor: commands?.wakeDescriptor ?? -1)
+                {
                 case .timeout:
                     break
                 case .report(let report):
@@ -151,7 +159,7 @@ public final class LiveReportSource: Sendable {
     }
 
     private func connect() throws(GPSDError) -> GPSDSession {
-        let session = try GPSDSession(host: host, port: port)
+        let session = try GPSDSession(host: host, port: port, epochQuiet: epochQuiet)
         session.satelliteDetail = satelliteDetail
         session.collapsesEpochs = true
         session.lineObserver = lineObserver

@@ -15,11 +15,14 @@ public final class ReportLineProcessor {
     public var satelliteDetail = true
     public var collapsesEpochs = false
     private let unpacker = GPSDataUnpacker()
-    private var collapser = EpochCollapser<TextKey, TextKey, [CChar]>()
+    private var collapser: EpochCollapser<TextKey, TextKey, [CChar]>
     private var outbox: [Report] = []
     private var outboxStart = 0
 
-    public init() {}
+    /// `epochQuiet`: how long a device's quiet ends its epoch (see `EpochCollapser.quietInterval`).
+    public init(epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval) {
+        collapser = EpochCollapser(quietInterval: epochQuiet)
+    }
 
     /// Takes one complete line (no line end; the byte after it must be a NUL, as libgps reads C strings).
     /// What it completes is then available from `next()`.

@@ -216,9 +216,10 @@ final class LiveSource: RuntimeSource {
     func start(inbox: Inbox) {
         // The control learns of the channel before any device: it may have nothing to do until one comes.
         receiverLink.passOnContext()
-        let (host, port, device, stopping, link) = (host, port, device, stopping, receiverLink)
+        let (host, port, device, stopping, link, rate) = (host, port, device, stopping, receiverLink, clockRate)
         let started = DetachedThread.start {
-            Self.read(host: host, port: port, device: device, stopping: stopping, link: link, inbox: inbox)
+            Self.read(
+                host: host, port: port, device: device, stopping: stopping, link: link, inbox: inbox, clockRate: rate)
         }
         if !started {
             inbox.post(.event(.receiverLost(reason: "cannot start a thread to read gpsd at \(host):\(port)")))
@@ -226,11 +227,14 @@ final class LiveSource: RuntimeSource {
     }
 
     private static func read(
-        host: String, port: String, device: String?, stopping: StopFlag, link: ReceiverLink, inbox: Inbox
+        host: String, port: String, device: String?, stopping: StopFlag, link: ReceiverLink, inbox: Inbox,
+        clockRate: Double
     ) {
-        // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps.
+        // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps. An epoch
+        // ends after a quiet that shrinks with the clock rate (a receiver played fast has fast epochs).
         let source = LiveReportSource(
-            host: host, port: port, device: device, satelliteDetail: false, commands: link.commands)
+            host: host, port: port, device: device, satelliteDetail: false, commands: link.commands,
+            epochQuiet: EpochCollapser<Int, Int, Int>.defaultQuietInterval / clockRate)
         var failures = 0
         var announced = false
         while !stopping.isSet {

@@ -120,7 +120,8 @@ public final class EmulatedReceiver: Sendable {
         let terminal = try PseudoTerminal()
         shared = Mutex(
             Shared(
-                core: EmulatedReceiverCore(personality: personality, model: model, connection: connection, start: origin),
+                core: EmulatedReceiverCore(
+                    personality: personality, model: model, connection: connection, start: origin),
                 terminal: terminal))
     }
 
@@ -217,8 +218,8 @@ public final class EmulatedReceiver: Sendable {
     // MARK: - Power input and faults
 
     /// The receiver's supply, switched from outside (GPIO enable line, USB port power). Off: output stops
-    /// and its configuration is lost unless the model keeps a backup supply; on: it restarts (cold without
-    /// a backup supply) and announces itself.
+    /// and its configuration (power save, gpsd's binary switch) is lost; on: it restarts, hot within the
+    /// hot window if the model keeps a backup supply, else cold, and announces itself.
     public func setPowered(_ powered: Bool) {
         write(shared.withLock { $0.core.setPowered(powered, at: clock(startedAt: $0.started)) })
     }
@@ -238,9 +239,11 @@ public final class EmulatedReceiver: Sendable {
         terminal?.close()
     }
 
-    /// Plugged in again: a new pty, the receiver powered up. Returns its device path. gpsd learns of it as
-    /// its hotplug would tell it: `PrivateGPSD.addDevice(path)`, or `addDeviceAndWait(terminal)`, which also
-    /// waits until gpsd reads it. The receiver announces itself again when gpsd first writes to it (its
+    /// Plugged in again: a new pty, the receiver powered up. Returns its device path, which the kernel may
+    /// give the same number as before. gpsd learns of it as its hotplug would tell it: the old path removed
+    /// (`PrivateGPSD.removeDevice`, refused if gpsd already dropped it), then `addDevice(path)`. Not
+    /// `addDeviceAndWait`: gpsd 3.22 reads and reports a device added where another was before, but sends
+    /// no DEVICE report naming its driver, which that waits for. The receiver announces itself again when gpsd first writes to it (its
     /// probes on opening), so gpsd identifies it anew.
     @discardableResult
     public func reappear() throws(SystemError) -> String {

@@ -228,6 +228,20 @@ final class EmulatorRun {
         #expect(try #require(run.epochT(firstFix)) >= wokeAt + ReceiverModel.mt3339.timeToFirstFix.hot)
     }
 
+    /// gpsd probing a device it (re)opens wakes an MTK in standby: the emulator keeps that behaviour.
+    @Test func gpsdReopeningTheDeviceWakesAMediatekInStandby() throws {
+        let run = try EmulatorRun(.mtk3339, model: .mt3339)
+        #expect(run.read { run.positionFixes.count >= 2 })
+        try run.send(PMTKCommand.standby.bytes)
+        #expect(run.waitFor(.standby))
+        run.read(for: 0.3)
+        #expect(run.receiver.powerState == .standby)
+        let path = run.receiver.devicePath
+        try run.gpsd.removeDevice(path)
+        try run.gpsd.addDevice(path)
+        #expect(run.read { run.receiver.powerState != .standby }, "gpsd's probes did not wake it")
+    }
+
     /// RXM-PMREQ backup: the 16-byte form with UART wake-up wakes on a byte, the 8-byte form with a duration
     /// by itself.
     @Test func ubloxBackupWakesOnAByteOrAfterItsDuration() throws {

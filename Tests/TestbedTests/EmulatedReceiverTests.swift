@@ -1,6 +1,7 @@
 import GPSModel
 import Policy
 import Receivers
+import Simulation
 import Synchronization
 import SystemInterface
 import Testbed
@@ -223,5 +224,38 @@ import Glibc
         let path = try #require(paths.withLock { $0.first })
         #expect(receiver.devicePath == path)
         #expect(receiver.powerState == .acquiring)
+    }
+
+    /// The emulator's timeline is the simulated receiver's (what `replay --profile` charges) given the same
+    /// regime changes at the same capture times.
+    @Test func timelineMatchesTheSimulatedReceiver() throws {
+        let (receiver, host) = try Self.start(.ublox8, model: .ublox8)
+        defer { receiver.stop() }
+        try waitUntil("2 s", timeout: 5) { receiver.clock > 2 }
+        host.write(UBXCommand.gnssStop.bytes)
+        try waitUntil("standby", timeout: 5) { receiver.powerState == .standby }
+        try waitUntil("4 s", timeout: 5) { receiver.clock > 4 }
+        host.write(UBXCommand.gnssStart.bytes)
+        try waitUntil("a wake", timeout: 5) { receiver.powerState == .acquiring }
+        host.write(UBXCommand.backup(milliseconds: 0).bytes)
+        try waitUntil("backup", timeout: 5) { receiver.powerState == .backup }
+        host.write(RegimeWake.preamble)
+        try waitUntil("a wake", timeout: 5) { receiver.powerState == .acquiring }
+        try waitUntil("tracking", timeout: 5) { receiver.powerState == .tracking }
+        let end = receiver.clock
+        let emulated = receiver.timeline(until: end)
+        var simulated = SimulatedReceiver(model: .ublox8, start: 0)
+        let changes = zip(emulated, emulated.dropFirst()).filter { $0.state.simulated != $1.state.simulated }
+        for (_, interval) in changes {
+            switch interval.state {
+            case .standby: _ = simulated.setRegime(.standby, at: interval.start)
+            case .backup, .off: _ = simulated.setRegime(.off, at: interval.start)
+            case .acquiring: _ = simulated.setRegime(.continuous, at: interval.start)
+            case .tracking, .powerSave: break
+            }
+        }
+        let expected = simulated.timeline(until: end)
+        #expect(emulated.map(\.state.simulated) == expected.map(\.state))
+        #expect(zip(emulated, expected).allSatisfy { abs($0.start - $1.start) < 1e-9 && abs($0.end - $1.end) < 1e-9 })
     }
 }

@@ -3,6 +3,7 @@ import GPSD
 import GPSModel
 import Policy
 import Receivers
+import Simulation
 import Synchronization
 import SystemInterface
 
@@ -31,6 +32,18 @@ public final class EmulatedReceiver: Sendable {
     /// What the receiver is doing; each has its current in the model.
     public enum PowerState: String, Sendable, Hashable, CaseIterable {
         case acquiring, tracking, powerSave, standby, backup, off
+
+        /// The state a simulated replay's timeline has for it, to compare the two: the simulation knows no
+        /// backup, which is how a u-blox is off by command (it charges `off` there; this charges `backup`).
+        public var simulated: ReceiverInterval.State {
+            switch self {
+            case .acquiring: .acquiring
+            case .tracking: .tracking
+            case .powerSave: .powerSave
+            case .standby: .standby
+            case .backup, .off: .off
+            }
+        }
     }
 
     /// One stretch of the receiver's own timeline, in capture seconds.
@@ -120,7 +133,8 @@ public final class EmulatedReceiver: Sendable {
         let terminal = try PseudoTerminal()
         shared = Mutex(
             Shared(
-                core: EmulatedReceiverCore(personality: personality, model: model, connection: connection, start: origin),
+                core: EmulatedReceiverCore(
+                    personality: personality, model: model, connection: connection, start: origin),
                 terminal: terminal))
     }
 
@@ -217,8 +231,8 @@ public final class EmulatedReceiver: Sendable {
     // MARK: - Power input and faults
 
     /// The receiver's supply, switched from outside (GPIO enable line, USB port power). Off: output stops
-    /// and its configuration is lost unless the model keeps a backup supply; on: it restarts (cold without
-    /// a backup supply) and announces itself.
+    /// and its configuration (power save, gpsd's binary switch) is lost; on: it restarts, hot within the
+    /// hot window if the model keeps a backup supply, else cold, and announces itself.
     public func setPowered(_ powered: Bool) {
         write(shared.withLock { $0.core.setPowered(powered, at: clock(startedAt: $0.started)) })
     }
@@ -238,10 +252,12 @@ public final class EmulatedReceiver: Sendable {
         terminal?.close()
     }
 
-    /// Plugged in again: a new pty, the receiver powered up. Returns its device path. gpsd learns of it as
-    /// its hotplug would tell it: `PrivateGPSD.addDevice(path)`, or `addDeviceAndWait(terminal)`, which also
-    /// waits until gpsd reads it. The receiver announces itself again when gpsd first writes to it (its
-    /// probes on opening), so gpsd identifies it anew.
+    /// Plugged in again: a new pty, the receiver powered up. Returns its device path, which the kernel may
+    /// give the same number as before. gpsd learns of it as its hotplug would tell it: the old path removed
+    /// (`PrivateGPSD.removeDevice`, refused if gpsd already dropped it), then `addDevice(path)`. Not
+    /// `addDeviceAndWait`: gpsd 3.22 reads and reports a device added where another was before, but sends
+    /// no DEVICE report naming its driver, which that waits for. The receiver announces itself again when
+    /// gpsd first writes to it (its probes on opening).
     @discardableResult
     public func reappear() throws(SystemError) -> String {
         let terminal = try PseudoTerminal()

@@ -21,7 +21,7 @@ struct EmulatedReceiverCore {
     }
 
     private(set) var activity: Activity = .running
-    /// Configuration a power cut loses (unless the model keeps a backup supply).
+    /// Configuration a power cut loses.
     private(set) var powerSaveConfigured = false
     /// CFG-PRT output protocols of the port: bit 0 UBX, bit 1 NMEA.
     private(set) var outputProtocols: UInt16 = 0x0003
@@ -101,7 +101,10 @@ struct EmulatedReceiverCore {
     mutating func setPowered(_ powered: Bool, at t: Double) -> [UInt8] {
         if !powered {
             guard activity != .off else { return [] }
-            if !model.backupSupplyWhenOff { resetConfiguration() }
+            // The configuration lives in RAM (gpsd never saves it to battery-backed RAM or flash), so a power
+            // cut loses it with or without a backup supply; the supply only keeps the aiding data, which
+            // `SimulatedReceiver` turns into a hot start.
+            resetConfiguration()
             goDown(.off, at: t)
             return []
         }

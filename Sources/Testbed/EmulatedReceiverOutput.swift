@@ -29,9 +29,9 @@ enum EmulatedOutput {
     static func nmeaEpoch(_ fix: Fix, time: UTCTime, including: (Sentence) -> Bool = { _ in true }) -> [UInt8] {
         let clock = timeOfDay(time)
         let date = ddmmyy(time)
-        func pick(_ rmc: @autoclosure () -> [UInt8], _ gga: @autoclosure () -> [UInt8], _ gsa: @autoclosure () -> [UInt8])
-            -> [UInt8]
-        {
+        func pick(
+            _ rmc: @autoclosure () -> [UInt8], _ gga: @autoclosure () -> [UInt8], _ gsa: @autoclosure () -> [UInt8]
+        ) -> [UInt8] {
             (including(.rmc) ? rmc() : []) + (including(.gga) ? gga() : []) + (including(.gsa) ? gsa() : [])
         }
         guard fix.hasPosition, let latitude = fix.latitude, let longitude = fix.longitude else {
@@ -52,7 +52,9 @@ enum EmulatedOutput {
         let mode = fix.mode == .twoD ? "2" : "3"
         return pick(
             nmea("GPRMC,\(clock),A,\(lat),\(northSouth),\(lon),\(eastWest),\(knots),\(track),\(date),,,A"),
-            nmea("GPGGA,\(clock),\(lat),\(northSouth),\(lon),\(eastWest),1,08,\(decimal(hdop, places: 2)),\(altitude),M,,M,,"),
+            nmea(
+                "GPGGA,\(clock),\(lat),\(northSouth),\(lon),\(eastWest),1,08,\(decimal(hdop, places: 2)),"
+                    + "\(altitude),M,,M,,"),
             nmea(
                 "GPGSA,A,\(mode),02,05,07,09,13,15,20,30,,,,,\(decimal(pdop, places: 2)),\(decimal(hdop, places: 2)),"
                     + decimal(vdop, places: 2)))
@@ -64,9 +66,8 @@ enum EmulatedOutput {
 
     static func pmtkAcknowledgement(_ command: Int, _ result: PMTKAcknowledgement.Result) -> [UInt8] {
         let number = String(command)
-        return PMTKSentence(
-            command: 1, fields: [String(repeating: "0", count: max(0, 3 - number.count)) + number, String(result.rawValue)]
-        ).bytes
+        let padded = String(repeating: "0", count: max(0, 3 - number.count)) + number
+        return PMTKSentence(command: 1, fields: [padded, String(result.rawValue)]).bytes
     }
 
     // MARK: - UBX
@@ -171,7 +172,9 @@ enum EmulatedOutput {
     }
 
     /// `ddmm.mmmmm` / `dddmm.mmmmm` and the hemisphere letter.
-    static func coordinate(_ degrees: Double, degreeDigits: Int, positive: String, negative: String) -> (String, String) {
+    static func coordinate(
+        _ degrees: Double, degreeDigits: Int, positive: String, negative: String
+    ) -> (String, String) {
         let perDegree: Int64 = 60 * 100_000
         let scaled = Int64((abs(degrees) * Double(perDegree)).rounded())
         let whole = scaled / perDegree

@@ -1,6 +1,7 @@
 import GPSModel
 import Policy
 import Receivers
+import Simulation
 import Synchronization
 import SystemInterface
 import Testbed
@@ -111,15 +112,20 @@ import Glibc
         #expect(version.protocolVersion == 18)
 
         host.write(UBXCommand.pollVersion.bytes)
-        #expect(Self.frames(host.read { Self.frames($0).contains { UBXVersion($0) != nil } }).contains { UBXVersion($0) != nil })
+        let answer = Self.frames(host.read { Self.frames($0).contains { UBXVersion($0) != nil } })
+        #expect(answer.contains { UBXVersion($0) != nil })
         host.write(UBXCommand.powerSetup(.balanced).bytes)
         let acknowledged = Self.frames(host.read { Self.frames($0).contains { UBXAcknowledgement($0) != nil } })
-        #expect(acknowledged.compactMap(UBXAcknowledgement.init) == [UBXAcknowledgement(accepted: true, messageClass: 0x06, id: 0x86)])
+        #expect(
+            acknowledged.compactMap(UBXAcknowledgement.init)
+                == [UBXAcknowledgement(accepted: true, messageClass: 0x06, id: 0x86)])
         #expect(receiver.powerState == .powerSave)
         let unknown = UBXFrame(messageClass: 0x06, id: 0x99, payload: [1])
         host.write(unknown.bytes)
         let refused = Self.frames(host.read { Self.frames($0).contains { UBXAcknowledgement($0) != nil } })
-        #expect(refused.compactMap(UBXAcknowledgement.init) == [UBXAcknowledgement(accepted: false, messageClass: 0x06, id: 0x99)])
+        #expect(
+            refused.compactMap(UBXAcknowledgement.init)
+                == [UBXAcknowledgement(accepted: false, messageClass: 0x06, id: 0x99)])
     }
 
     @Test func ubloxStandbyStopsOutputAndCharges() throws {
@@ -169,7 +175,8 @@ import Glibc
         defer { receiver.stop() }
         _ = host.read { Self.lines($0).contains { $0.hasPrefix("$PMTK705,") } }
         host.write(PMTKCommand.queryFirmware.bytes)
-        #expect(Self.lines(host.read { Self.lines($0).contains { $0.hasPrefix("$PMTK705,") } }).contains { $0.hasPrefix("$PMTK705,AXN_2.31_3339") })
+        let firmware = Self.lines(host.read { Self.lines($0).contains { $0.hasPrefix("$PMTK705,") } })
+        #expect(firmware.contains { $0.hasPrefix("$PMTK705,AXN_2.31_3339") })
         host.write(PMTKCommand.standby.bytes)
         let answer = Self.lines(host.read { Self.lines($0).contains { $0.hasPrefix("$PMTK001") } })
         #expect(answer.contains("$PMTK001,161,3*36"), "\(answer)")
@@ -178,13 +185,16 @@ import Glibc
         try waitUntil("a wake", timeout: 5) { receiver.powerState != .standby }
         #expect(!receiver.commands.contains { $0.message == .pmtk(PMTKCommand.normalMode) })
         host.write(RegimePlan.mediatekPowerSave.bytes)
-        try waitUntil("power save", timeout: 5) { receiver.commands.contains { $0.message == .pmtk(RegimePlan.mediatekPowerSave) } }
+        try waitUntil("power save", timeout: 5) {
+            receiver.commands.contains { $0.message == .pmtk(RegimePlan.mediatekPowerSave) }
+        }
         let last = try #require(receiver.timeline.last)
         #expect(last.state == .acquiring || last.state == .powerSave)
     }
 
     @Test func powerOffAndOnRestarts() throws {
-        let receiver = try EmulatedReceiver(epochs: Self.epochs(count: 100), personality: .ublox8, model: .ublox8, speed: 20)
+        let receiver = try EmulatedReceiver(
+            epochs: Self.epochs(count: 100), personality: .ublox8, model: .ublox8, speed: 20)
         defer { receiver.stop() }
         receiver.start()
         try waitUntil("1 s", timeout: 5) { receiver.clock > 1 }
@@ -199,7 +209,8 @@ import Glibc
 
     /// A USB-port switch unplugs the device and plugs it in again on a new pty.
     @Test func aUSBPortSwitchRemovesTheDevice() throws {
-        let receiver = try EmulatedReceiver(epochs: Self.epochs(count: 100), personality: .ublox8, model: .ublox8, speed: 20)
+        let receiver = try EmulatedReceiver(
+            epochs: Self.epochs(count: 100), personality: .ublox8, model: .ublox8, speed: 20)
         defer { receiver.stop() }
         receiver.start()
         let paths = Mutex<[String]>([])
@@ -213,5 +224,38 @@ import Glibc
         let path = try #require(paths.withLock { $0.first })
         #expect(receiver.devicePath == path)
         #expect(receiver.powerState == .acquiring)
+    }
+
+    /// The emulator's timeline is the simulated receiver's (what `replay --profile` charges) given the same
+    /// regime changes at the same capture times.
+    @Test func timelineMatchesTheSimulatedReceiver() throws {
+        let (receiver, host) = try Self.start(.ublox8, model: .ublox8)
+        defer { receiver.stop() }
+        try waitUntil("2 s", timeout: 5) { receiver.clock > 2 }
+        host.write(UBXCommand.gnssStop.bytes)
+        try waitUntil("standby", timeout: 5) { receiver.powerState == .standby }
+        try waitUntil("4 s", timeout: 5) { receiver.clock > 4 }
+        host.write(UBXCommand.gnssStart.bytes)
+        try waitUntil("a wake", timeout: 5) { receiver.powerState == .acquiring }
+        host.write(UBXCommand.backup(milliseconds: 0).bytes)
+        try waitUntil("backup", timeout: 5) { receiver.powerState == .backup }
+        host.write(RegimeWake.preamble)
+        try waitUntil("a wake", timeout: 5) { receiver.powerState == .acquiring }
+        try waitUntil("tracking", timeout: 5) { receiver.powerState == .tracking }
+        let end = receiver.clock
+        let emulated = receiver.timeline(until: end)
+        var simulated = SimulatedReceiver(model: .ublox8, start: 0)
+        let changes = zip(emulated, emulated.dropFirst()).filter { $0.state.simulated != $1.state.simulated }
+        for (_, interval) in changes {
+            switch interval.state {
+            case .standby: _ = simulated.setRegime(.standby, at: interval.start)
+            case .backup, .off: _ = simulated.setRegime(.off, at: interval.start)
+            case .acquiring: _ = simulated.setRegime(.continuous, at: interval.start)
+            case .tracking, .powerSave: break
+            }
+        }
+        let expected = simulated.timeline(until: end)
+        #expect(emulated.map(\.state.simulated) == expected.map(\.state))
+        #expect(zip(emulated, expected).allSatisfy { abs($0.start - $1.start) < 1e-9 && abs($0.end - $1.end) < 1e-9 })
     }
 }

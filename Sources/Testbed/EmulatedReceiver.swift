@@ -166,7 +166,8 @@ public final class EmulatedReceiver: Sendable {
         let launched = DetachedThread.start { [weak self] in
             while let receiver = self, receiver.tick() {
                 _ = receiver
-                sleepSeconds(0.01)
+                // Short turns: at 20 times real time a 10 ms turn would be 0.2 s of the receiver's clock.
+                sleepSeconds(0.002)
             }
             self?.shared.withLock { $0.loopDone = true }
         }

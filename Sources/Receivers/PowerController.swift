@@ -157,6 +157,8 @@ public struct PowerController: Sendable {
         var what: String
         /// The last write of a power-save plan: its answer confirms power save.
         var confirmsPowerSave: Bool
+        /// Wake bytes: the settle after them counts from when gpsd wrote them.
+        var isPreamble = false
     }
 
     // MARK: - Inputs
@@ -254,6 +256,12 @@ public struct PowerController: Sendable {
     private mutating func commandReply(_ outcome: GPSDCommandOutcome, now: Double) {
         guard !awaitingReplies.isEmpty else { return }
         let reply = awaitingReplies.removeFirst()
+        if reply.isPreamble, case .settling(var settle) = phase {
+            // gpsd wrote the wake bytes only now (they waited behind earlier commands): the receiver settles
+            // from here, or the next messages would reach it with the bytes that wake it, and be lost.
+            settle.until = max(settle.until, now + Double(RegimeWake.settleMilliseconds) / 1000)
+            phase = .settling(settle)
+        }
         switch outcome {
         case .answered:
             guard reply.confirmsPowerSave, case .running(.powerSave) = phase else { return }
@@ -608,7 +616,9 @@ public struct PowerController: Sendable {
 
     private mutating func write(_ write: ReceiverWrite, confirmsPowerSave: Bool) {
         actions.append(.write(write))
-        awaitingReplies.append(AwaitingReply(what: write.description, confirmsPowerSave: confirmsPowerSave))
+        awaitingReplies.append(
+            AwaitingReply(
+                what: write.description, confirmsPowerSave: confirmsPowerSave, isPreamble: write == .wakePreamble))
     }
 
     /// The writes for `step` went out (`sent` names them): the phase they lead to starts.

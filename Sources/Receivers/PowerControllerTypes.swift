@@ -122,10 +122,12 @@ public struct PowerControllerConfiguration: Sendable, Hashable {
         self.readOnlyGPSD = readOnlyGPSD
     }
 
-    /// `timeouts.wakeTimeout`, else twice the model's cold start plus 10 s: a receiver that lost everything
-    /// still gets its cold start, twice over.
+    /// `timeouts.wakeTimeout`, else 10 s. A woken receiver talks within a second or two, fix or not (NMEA
+    /// without a position, gpsd's TPV with mode 1), and a USB device switched back on enumerates within a
+    /// few: silence after 10 s is a receiver that did not wake. The first fix may take its cold start on
+    /// top; the policy's own acquisition timeout covers that.
     public var wakeTimeout: Double {
-        timeouts.wakeTimeout ?? model.timeToFirstFix.cold * 2 + 10
+        timeouts.wakeTimeout ?? 10
     }
 }
 

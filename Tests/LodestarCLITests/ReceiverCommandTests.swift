@@ -1,0 +1,101 @@
+import Capture
+import Foundation
+import GPSD
+import GPSModel
+import Policy
+import SystemInterface
+import Testbed
+import Testing
+
+@testable import LodestarCLI
+
+/// `lodestar receiver` against an emulated u-blox behind a real private gpsd, in real time.
+@Suite(.tags(.gpsd)) struct ReceiverCommandTests {
+    /// The emulator's hot start; long enough that one epoch (0.1 s here) and gpsd's delay stay inside 10 %.
+    static let hot = 4.0
+
+    /// An emulated u-blox 8 playing `seconds` of 10 Hz epochs (a 1 Hz capture's fixes, each repeated ten
+    /// times a tenth of a second apart), so a first fix comes at most 0.1 s after the hot start is over.
+    static func receiver(seconds: Int) throws -> EmulatedReceiver {
+        let capture = try importedCapture("gpsd-ublox-max-m8q.nmea")
+        var fixes: [Fix] = []
+        CaptureReplayer(capture).run(onEvent: { _, event in
+            if case .fix(let fix) = event { fixes.append(fix) }
+        })
+        let first = try #require(fixes.first { $0.hasPosition && $0.time != nil })
+        let start = try #require(first.time)
+        var epochs: [EmulatedReceiver.Epoch] = []
+        for tenth in 0..<(seconds * 10) {
+            var fix = first
+            let offset = Int64(tenth)
+            fix.time = UTCTime(
+                seconds: start.seconds + offset / 10, nanoseconds: Int32(offset % 10) * 100_000_000)
+            epochs.append(EmulatedReceiver.Epoch(t: Double(tenth) / 10, fix: fix))
+        }
+        var model = ReceiverModel.ublox8
+        model.timeToFirstFix.hot = hot
+        return try EmulatedReceiver(epochs: epochs, personality: .ublox8, model: model, speed: 1, connection: .usb)
+    }
+
+    @Test func testCyclesTimeEachFirstFixWithinATenthOfTheReceiversOwn() throws {
+        let receiver = try Self.receiver(seconds: 180)
+        let terminal = try #require(receiver.terminal)
+        let gpsd = try PrivateGPSD()
+        defer {
+            receiver.stop()
+            gpsd.stop()
+        }
+        try gpsd.addDeviceAndWait(terminal)
+        receiver.start()
+        let modelFile = NSTemporaryDirectory() + "lodestar-receiver-test-\(getpid()).json"
+        defer { unlink(modelFile) }
+        let (code, output, error) = run([
+            "receiver", "test", "--port", String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
+            "--cycles", "5", "--down", "1", "--model-file", modelFile,
+        ])
+        #expect(code == 0, "\(error)")
+        let cycles = output.split(separator: "\n").filter { $0.hasPrefix("cycle ") }
+        #expect(cycles.count == 5, "\(output)")
+        let times = cycles.compactMap { line -> Double? in
+            guard let range = line.range(of: "first fix after ") else { return nil }
+            return Double(line[range.upperBound...].dropLast(2))
+        }
+        #expect(times.count == 5)
+        for time in times { #expect(abs(time - Self.hot) <= 0.1 * Self.hot, "\(times)") }
+        #expect(output.contains("hot: median"))
+        // The frames that did it: GNSS stop for standby, GNSS start to wake (it is on USB: no backup).
+        let names = receiver.commands.map(\.message.name)
+        #expect(names.filter { $0 == "CFG-RST GNSS stop" }.count >= 5)
+        #expect(!names.contains("RXM-PMREQ backup"))
+        // The model file is a profile whose hot start is the measured one.
+        let written = try String(contentsOfFile: modelFile, encoding: .utf8)
+        #expect(written.contains("\"hot\""))
+        #expect(written.contains("ublox8-measured"))
+    }
+
+    @Test func identifyNamesTheDriverTheModelAndWhatItReaches() throws {
+        let receiver = try Self.receiver(seconds: 60)
+        let terminal = try #require(receiver.terminal)
+        let gpsd = try PrivateGPSD()
+        defer {
+            receiver.stop()
+            gpsd.stop()
+        }
+        try gpsd.addDeviceAndWait(terminal)
+        receiver.start()
+        let (code, output, error) = run([
+            "receiver", "identify", "--port", String(gpsd.port), "--device", terminal.devicePath, "--timeout", "20",
+        ])
+        #expect(code == 0, "\(error)")
+        #expect(output.contains("driver: u-blox"), "\(output)")
+        #expect(output.contains("model: ublox8"), "\(output)")
+        #expect(output.contains("regimes reachable: continuous, powerSave, standby"), "\(output)")
+    }
+
+    @Test func noGPSDIsUnavailable() throws {
+        let port = try freeLoopbackPort()
+        let (code, _, error) = run(["receiver", "identify", "--port", String(port), "--timeout", "1"])
+        #expect(code == 69)
+        #expect(error.contains("identified no receiver"))
+    }
+}

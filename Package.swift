@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSModel"]),
         .testTarget(
-            name: "TestbedTests", dependencies: ["Testbed", "Receivers", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
+            name: "TestbedTests", dependencies: ["Testbed", "Receivers", "Simulation", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
         .testTarget(
             name: "ReceiversTests",
             dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),

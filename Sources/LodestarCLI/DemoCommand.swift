@@ -5,6 +5,10 @@ import GPSD
 import GPSModel
 import Lodestar
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `lodestar demo`: Lodestar working without a receiver. Starts a private gpsd on a free port with a pty as
 /// its device, replays a real capture into the pty at the capture's own pace (sped up), and runs `watch`
 /// against that gpsd. When the system gpsd already has a receiver, watches that instead.
@@ -17,12 +21,18 @@ enum DemoCommand {
             Otherwise starts a private gpsd (a free port, a pty as its device), replays a real receiver capture
             into it at the capture's own pace times --speed, and prints what 'lodestar watch' prints.
             The bundled capture is \(EmbeddedCapture.name) (18 min of a landing aircraft).
+            With --profile, an emulated receiver plays the capture instead, and a location manager runs the
+            profile against it, powering it with real commands through gpsd: the delivered locations are
+            printed, what power control did goes to stderr, and the charge drawn is set against always-on.
             """,
         options: [
             .value("capture", "file", help: "a raw NMEA/UBX log to replay instead of the bundled one"),
             .value(
                 "speed", "factor", help: "replay this many times faster than recorded",
                 default: String(Int(defaultSpeed))),
+            .value(
+                "profile", "name|file",
+                help: "run this power profile against an emulated receiver that obeys its commands (car, bike, …)"),
         ] + WatchOptions.declarations,
         exitStatuses: [
             ExitStatusDeclaration(
@@ -43,7 +53,15 @@ enum DemoCommand {
         let speed = try parsed.positiveNumber("speed") ?? defaultSpeed
         let capturePath = parsed.string("capture")
 
-        if capturePath == nil, let receiver = systemReceiver() {
+        var profile: Profile?
+        if let profileName = parsed.string("profile") {
+            switch ProfileInput.load(profileName, command: "demo", context: context) {
+            case .success(let loaded): profile = loaded
+            case .failure(let failure): return failure.code
+            }
+        }
+
+        if capturePath == nil, profile == nil, let receiver = systemReceiver() {
             context.say("lodestar demo: the system gpsd has a receiver (\(receiver)); watching it")
             return WatchLoop(options: options, context: context).run(source: LiveReportSource(satelliteDetail: false))
         }
@@ -64,6 +82,17 @@ enum DemoCommand {
             }
             captureName = EmbeddedCapture.name + " (bundled)"
             bytes = embedded
+        }
+        if let profile {
+            // The emulator plays fixes, so the log is imported (gpsdecode) as `replay` would.
+            let contents: CaptureContents
+            switch importedContents(bytes, name: capturePath, context: context) {
+            case .success(let imported): contents = imported
+            case .failure(let failure): return failure.code
+            }
+            return PoweredDemo.run(
+                contents: contents, captureName: captureName, profile: profile, speed: speed, options: options,
+                context: context)
         }
         let log = RawLogEpochs(bytes)
 
@@ -94,6 +123,24 @@ enum DemoCommand {
         feed.stop()
         if code == .success && !context.shouldStop() { feed.waitUntilDone() }
         return code
+    }
+
+    /// The raw log as capture contents: a file by `CaptureInput`, the bundled bytes through a temporary file.
+    private static func importedContents(_ bytes: [UInt8], name: String?, context: CommandContext)
+        -> Result<CaptureContents, CaptureInput.Failure>
+    {
+        if let name { return CaptureInput.load(name, command: "demo", context: context) }
+        let path = "/tmp/lodestar-demo-\(getpid()).nmea"
+        do throws(SystemError) {
+            let writer = try CaptureFileWriter(path: path, replacing: true)
+            try writer.write(bytes)
+            try writer.close()
+        } catch {
+            context.say("lodestar demo: cannot write \(path): \(error.reason)")
+            return .failure(CaptureInput.Failure(code: .ioError))
+        }
+        defer { unlink(path) }
+        return CaptureInput.load(path, command: "demo", context: context)
     }
 
     /// The first active device of a gpsd on localhost:2947, if there is one (looked at for at most 1.5 s).

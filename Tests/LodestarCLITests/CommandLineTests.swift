@@ -54,7 +54,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
         (["profiles"], "lodestar: profiles needs a subcommand: list, show, validate or schema\n"),
         (["profiles", "frob"], "lodestar: unknown profiles subcommand 'frob'\n"),
         (["frob"], "lodestar: unknown subcommand 'frob'\n"),
-        ([], "lodestar: lodestar needs a subcommand: watch, demo, record, import, replay or profiles\n"),
+        ([], "lodestar: lodestar needs a subcommand: watch, demo, record, import, replay, profiles or receiver\n"),
     ])
     func usageErrorIsWordedFromTheDeclaration(arguments: [String], message: String) {
         let (code, _, error) = run(arguments)
@@ -153,6 +153,19 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
             #expect(object?["type"] as? String == "location")
         }
         #expect(error.contains("private gpsd"))
+    }
+
+    /// The bundled capture through an emulated u-blox that the car profile powers: locations on stdout, the
+    /// receiver identified and put down by UBX commands, and the charge against always-on on stderr.
+    @Test func demoWithAProfilePowersAnEmulatedReceiver() throws {
+        let (code, output, error) = run(["demo", "--profile", "car", "--speed", "60", "--format", "jsonl", "--count", "8"])
+        #expect(code == 0, "\(error)")
+        let lines = output.split(whereSeparator: \.isNewline)
+        #expect(lines.count == 8)
+        #expect(error.contains("emulated ublox8 receiver"), "\(error)")
+        #expect(error.contains("power: receiverIdentified: u-blox"), "\(error)")
+        #expect(error.contains("power: regimeCommanded"), "\(error)")
+        #expect(error.contains("always on it would have drawn"), "\(error)")
     }
 
     @Test func embeddedCaptureIsByteIdenticalToTheFixture() throws {

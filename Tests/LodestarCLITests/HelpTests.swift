@@ -66,7 +66,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         #expect(
             Set(commandPaths.map { $0.joined(separator: " ") }) == [
                 "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
-                "profiles validate", "profiles schema",
+                "profiles validate", "profiles schema", "receiver", "receiver identify", "receiver sleep",
+                "receiver wake", "receiver test",
             ])
     }
 

@@ -113,8 +113,6 @@ public struct SimulatedReceiver: Sendable {
     private var downRegime: ReceiverRegime = .off
     /// The first instant the receiver has a fix after powering up.
     public private(set) var fixAvailableFrom: Double
-    /// Woken by the policy: the fix due exactly at `fixAvailableFrom` is not had (see `producesFix`).
-    private var woken = false
     private var intervals: [ReceiverInterval] = []
 
     /// Running and tracking at `start`: a capture starts with the receiver that recorded it working.
@@ -124,12 +122,8 @@ public struct SimulatedReceiver: Sendable {
         fixAvailableFrom = start
     }
 
-    /// After a wake, an epoch exactly at the wake plus the time to first fix brings no fix yet: a live wake
-    /// takes a moment to reach the receiver (a command through gpsd, a switch), and a receiver that has just
-    /// acquired gives its fix at the next epoch. So a wake decided at a fix's instant, which lands whole
-    /// seconds of time to first fix on an epoch, gets that epoch's successor, as a live run does.
     public func producesFix(at t: Double) -> Bool {
-        regime.producesFixes && (woken ? t > fixAvailableFrom : t >= fixAvailableFrom)
+        regime.producesFixes && t >= fixAvailableFrom
     }
 
     /// The policy asked for `requested` at `t`; the regime the receiver now runs, or nil if nothing changed.
@@ -140,7 +134,6 @@ public struct SimulatedReceiver: Sendable {
         if next.producesFixes, !regime.producesFixes {
             let downFor = downSince.map { t - $0 } ?? 0
             fixAvailableFrom = t + model.timeToFirstFix(afterDown: downFor, in: downRegime)
-            woken = true
             downSince = nil
         } else if !next.producesFixes, regime.producesFixes {
             downSince = t

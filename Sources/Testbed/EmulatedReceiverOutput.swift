@@ -32,7 +32,10 @@ enum EmulatedOutput {
         func pick(
             _ rmc: @autoclosure () -> [UInt8], _ gga: @autoclosure () -> [UInt8], _ gsa: @autoclosure () -> [UInt8]
         ) -> [UInt8] {
-            (including(.rmc) ? rmc() : []) + (including(.gga) ? gga() : []) + (including(.gsa) ? gsa() : [])
+            // GGA and GSA first, RMC last, as MediaTek and u-blox receivers send them: gpsd reports the epoch
+            // when it ends, and an epoch that ended at RMC before its GGA would carry the previous epoch's DOPs
+            // (99.99 after a no-fix epoch: a first fix "1 km" inaccurate).
+            (including(.gga) ? gga() : []) + (including(.gsa) ? gsa() : []) + (including(.rmc) ? rmc() : [])
         }
         guard fix.hasPosition, let latitude = fix.latitude, let longitude = fix.longitude else {
             return pick(

@@ -25,19 +25,30 @@ enum PoweredDemo {
         case .gpio, .usbPort, .closeDevice, .sirf: personality = .genericNMEA
         }
         let connection = profile.receiver.connection == .unknown ? ReceiverConnection.usb : profile.receiver.connection
-        let receiver: EmulatedReceiver
-        let gpsd: PrivateGPSD
-        do {
-            receiver = try EmulatedReceiver(
-                capture: contents, personality: personality, model: profile.receiver, speed: speed,
-                connection: connection)
-            guard let terminal = receiver.terminal else { return .unavailable }
-            gpsd = try PrivateGPSD()
-            try gpsd.addDeviceAndWait(terminal)
-        } catch {
-            context.say("lodestar demo: \(error)")
-            return .unavailable
+        var started: (EmulatedReceiver, PrivateGPSD)?
+        // As the plain demo: a gpsd that never activates its pty is replaced, with a fresh receiver, twice.
+        for attempt in 1...3 where started == nil {
+            do {
+                let receiver = try EmulatedReceiver(
+                    capture: contents, personality: personality, model: profile.receiver, speed: speed,
+                    connection: connection)
+                guard let terminal = receiver.terminal else { return .unavailable }
+                let gpsd = try PrivateGPSD()
+                do {
+                    try gpsd.addDeviceAndWait(terminal)
+                    started = (receiver, gpsd)
+                } catch {
+                    gpsd.stop()
+                    receiver.stop()
+                    throw error
+                }
+            } catch {
+                if case .deviceNotActivated = error as? PrivateGPSD.StartError, attempt < 3 { continue }
+                context.say("lodestar demo: \(error)")
+                return .unavailable
+            }
         }
+        guard let (receiver, gpsd) = started else { return .unavailable }
         defer {
             receiver.stop()
             gpsd.stop()
@@ -68,13 +79,13 @@ enum PoweredDemo {
             format: options.format, count: options.count, context: context, name: "lodestar demo", origin: .live,
             announcesStream: false)
         emitter.open()
-        let started = monotonicSeconds()
+        let playStart = monotonicSeconds()
         var shutDown = false
         while true {
             let (taken, finished) = inbox.take()
             for update in taken { show(update, emitter: &emitter, context: context) }
             if finished { break }
-            let timeUp = options.duration.map { monotonicSeconds() - started >= $0 } ?? false
+            let timeUp = options.duration.map { monotonicSeconds() - playStart >= $0 } ?? false
             if !shutDown, receiver.isFinished || emitter.finished || context.shouldStop() || timeUp {
                 shutDown = true
                 manager.shutdown()

@@ -2,10 +2,6 @@ import GPSModel
 import Synchronization
 import SystemInterface
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// What became of a command sent through a `GPSDCommandChannel`.
 public enum GPSDCommandOutcome: Sendable, Equatable {
     /// gpsd answered: the command's DEVICE (or other) report, or `.other("ACK")` from gpsd 3.23+.
@@ -44,38 +40,19 @@ public final class GPSDCommandChannel: Sendable {
     }
 
     private let state = Mutex(State())
-    /// A pipe the reader polls beside gpsd's socket: a command queued while gpsd is silent (a receiver
-    /// asleep sends nothing) goes out at once instead of at the reader's next poll timeout.
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    /// What the reader polls beside gpsd's socket: a command queued while gpsd is silent (a receiver asleep
+    /// sends nothing) goes out at once instead of at the reader's next poll timeout.
+    private let wakeUp = WakeUpPipe()
 
     public init(answerTimeout: Double = 5) {
         self.answerTimeout = answerTimeout
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            }
-        }
-        wakeRead = ends[0]
-        wakeWrite = ends[1]
-    }
-
-    deinit {
-        if wakeRead >= 0 { close(wakeRead) }
-        if wakeWrite >= 0 { close(wakeWrite) }
     }
 
     /// What the reader polls to learn of a queued command (-1 when no pipe could be made).
-    package var wakeDescriptor: Int32 { wakeRead }
+    package var wakeDescriptor: Int32 { wakeUp.descriptor }
 
     /// Empties the wake-up pipe (the reader's side).
-    package func drainWake() {
-        guard wakeRead >= 0 else { return }
-        var drain = [UInt8](repeating: 0, count: 64)
-        while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
-    }
+    package func drainWake() { wakeUp.drain() }
 
     /// Queues `command`; `completion` is called once with its outcome, on the reader's thread (or on this one
     /// when it fails at once). It must not block.
@@ -88,10 +65,8 @@ public final class GPSDCommandChannel: Sendable {
         }
         if let refusal {
             completion(.failed(reason: refusal))
-        } else if wakeWrite >= 0 {
-            var byte: UInt8 = 1
-            // A full pipe already holds a wake-up.
-            _ = retryingOnInterrupt { write(wakeWrite, &byte, 1) }
+        } else {
+            wakeUp.signal()
         }
     }
 

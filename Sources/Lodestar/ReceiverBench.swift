@@ -25,8 +25,7 @@ public final class ReceiverBench {
     /// What power control offered last.
     public private(set) var offered: Set<ReceiverRegime>?
     /// gpsd's identification of the receiver, once made.
-    public private(set) var identity: ReceiverIdentity?
-    private var tracker = ReceiverDeviceTracker()
+    public var identity: ReceiverIdentity? { power.identity }
     /// Every report since the start, in order, for a caller that prints them as they come.
     public var onEvent: ((PowerEvent) -> Void)?
     /// Every byte written to the receiver, with what it was.
@@ -110,7 +109,6 @@ public final class ReceiverBench {
                 let now = source.now
                 switch message {
                 case .event(let event):
-                    if tracker.note(event) { identity = tracker.identity }
                     power.observe(event, at: now)
                     if case .fix(let fix) = event, fix.hasPosition, seen.firstFixAt == nil {
                         seen.firstFixAt = now.seconds

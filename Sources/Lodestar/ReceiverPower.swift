@@ -69,6 +69,8 @@ final class ReceiverPowerDriver {
     var isFinished: Bool { controller.isFinished }
     var achievedRegime: ReceiverRegime { controller.achievedRegime }
     var waitingForFirstFix: Bool { controller.isTimingFirstFix }
+    /// What gpsd identified on the receiver's device, as far as the events so far say.
+    var identity: ReceiverIdentity? { tracker.identity }
 
     /// One of gpsd's events, as the runtime receives it.
     func observe(_ event: LiveEvent, at now: Instant) {

@@ -23,36 +23,11 @@ enum RuntimeMessage: Sendable {
 /// monotonic clock and a post never blocks.
 final class Inbox: Sendable {
     private let messages = Mutex<[RuntimeMessage]>([])
-    /// Read and write ends of the wake-up pipe; -1 when no pipe could be made (then waits poll in slices).
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
-
-    init() {
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            }
-            wakeRead = ends[0]
-            wakeWrite = ends[1]
-        } else {
-            wakeRead = -1
-            wakeWrite = -1
-        }
-    }
-
-    deinit {
-        if wakeRead >= 0 { close(wakeRead) }
-        if wakeWrite >= 0 { close(wakeWrite) }
-    }
+    private let wakeUp = WakeUpPipe()
 
     func post(_ message: RuntimeMessage) {
         messages.withLock { $0.append(message) }
-        guard wakeWrite >= 0 else { return }
-        var byte: UInt8 = 1
-        // A full pipe (EAGAIN) already holds a wake-up: nothing is lost.
-        _ = retryingOnInterrupt { write(wakeWrite, &byte, 1) }
+        wakeUp.signal()
     }
 
     /// Everything posted so far, oldest first.
@@ -69,17 +44,7 @@ final class Inbox: Sendable {
     /// Waits until something is posted or `seconds` pass (nil: no limit). May return early.
     func wait(seconds: Double?) {
         guard isEmpty else { return }
-        guard wakeRead >= 0 else {
-            sleepSeconds(min(seconds ?? 0.05, 0.05))
-            return
-        }
-        // Rounded up, so a timer is not woken for a millisecond early and spun on.
-        let milliseconds: Int32 =
-            if let seconds { Int32(min(max((seconds * 1000).rounded(.up), 0), 3_600_000)) } else { -1 }
-        var poller = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-        _ = retryingOnInterrupt { poll(&poller, 1, milliseconds) }
-        var drain = [UInt8](repeating: 0, count: 64)
-        while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+        wakeUp.wait(seconds: seconds)
     }
 }
 

@@ -96,32 +96,15 @@ enum DemoCommand {
         }
         let log = RawLogEpochs(bytes)
 
-        var started: (PrivateGPSD, PseudoTerminal)?
-        // A gpsd that never activates its pty (seen now and then on a loaded machine, its log silent) is
-        // replaced, with a fresh pty, twice at most.
-        for attempt in 1...3 where started == nil {
-            do {
-                let gpsd = try PrivateGPSD()
-                do {
-                    let terminal = try PseudoTerminal()
-                    do {
-                        try gpsd.addDeviceAndWait(terminal)
-                        started = (gpsd, terminal)
-                    } catch {
-                        terminal.close()
-                        throw error
-                    }
-                } catch {
-                    gpsd.stop()
-                    throw error
-                }
-            } catch {
-                if case .deviceNotActivated = error as? PrivateGPSD.StartError, attempt < 3 { continue }
-                context.say("lodestar demo: \(error)")
-                return .unavailable
-            }
+        let gpsd: PrivateGPSD
+        let terminal: PseudoTerminal
+        do {
+            (gpsd, terminal) = try PrivateGPSD.startReading(
+                { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() })
+        } catch {
+            context.say("lodestar demo: \(error)")
+            return .unavailable
         }
-        guard let (gpsd, terminal) = started else { return .unavailable }
         defer {
             gpsd.stop()
             terminal.close()

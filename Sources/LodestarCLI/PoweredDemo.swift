@@ -25,30 +25,19 @@ enum PoweredDemo {
         case .gpio, .usbPort, .closeDevice, .sirf: personality = .genericNMEA
         }
         let connection = profile.receiver.connection == .unknown ? ReceiverConnection.usb : profile.receiver.connection
-        var started: (EmulatedReceiver, PrivateGPSD)?
-        // As the plain demo: a gpsd that never activates its pty is replaced, with a fresh receiver, twice.
-        for attempt in 1...3 where started == nil {
-            do {
-                let receiver = try EmulatedReceiver(
-                    capture: contents, personality: personality, model: profile.receiver, speed: speed,
-                    connection: connection)
-                guard let terminal = receiver.terminal else { return .unavailable }
-                let gpsd = try PrivateGPSD()
-                do {
-                    try gpsd.addDeviceAndWait(terminal)
-                    started = (receiver, gpsd)
-                } catch {
-                    gpsd.stop()
-                    receiver.stop()
-                    throw error
-                }
-            } catch {
-                if case .deviceNotActivated = error as? PrivateGPSD.StartError, attempt < 3 { continue }
-                context.say("lodestar demo: \(error)")
-                return .unavailable
-            }
+        let gpsd: PrivateGPSD
+        let receiver: EmulatedReceiver
+        do {
+            (gpsd, receiver) = try PrivateGPSD.startReading(
+                {
+                    try EmulatedReceiver(
+                        capture: contents, personality: personality, model: profile.receiver, speed: speed,
+                        connection: connection)
+                }, terminal: \.terminal, discard: { $0.stop() })
+        } catch {
+            context.say("lodestar demo: \(error)")
+            return .unavailable
         }
-        guard let (receiver, gpsd) = started else { return .unavailable }
         defer {
             receiver.stop()
             gpsd.stop()

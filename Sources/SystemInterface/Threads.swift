@@ -56,3 +56,60 @@ public final class PThreadMutex: @unchecked Sendable {
         return try body()
     }
 }
+
+/// A wake-up for a thread that polls: any thread `signal`s, the waiting thread polls `descriptor` (alone with
+/// `wait`, or beside its own descriptors) and `drain`s it. A byte in a non-blocking pipe, so a signal never
+/// blocks and a poll on the monotonic clock is all the waiting there is. Without a pipe (none could be made)
+/// `descriptor` is -1 and waits poll in slices.
+public final class WakeUpPipe: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    public init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        readEnd = ends[0]
+        writeEnd = ends[1]
+    }
+
+    deinit {
+        if readEnd >= 0 { close(readEnd) }
+        if writeEnd >= 0 { close(writeEnd) }
+    }
+
+    /// What the waiting thread polls for input; -1 without a pipe.
+    public var descriptor: Int32 { readEnd }
+
+    public func signal() {
+        guard writeEnd >= 0 else { return }
+        var byte: UInt8 = 1
+        // A full pipe (EAGAIN) already holds a wake-up: nothing is lost.
+        _ = retryingOnInterrupt { write(writeEnd, &byte, 1) }
+    }
+
+    /// Empties the pipe.
+    public func drain() {
+        guard readEnd >= 0 else { return }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while bytes.withUnsafeMutableBytes({ read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    /// Waits until signalled or `seconds` pass (nil: no limit), then drains. May return early.
+    public func wait(seconds: Double?) {
+        guard readEnd >= 0 else {
+            sleepSeconds(min(seconds ?? 0.05, 0.05))
+            return
+        }
+        // Rounded up, so a timer is not woken for a millisecond early and spun on.
+        let milliseconds: Int32 =
+            if let seconds { Int32(min(max((seconds * 1000).rounded(.up), 0), 3_600_000)) } else { -1 }
+        var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        _ = retryingOnInterrupt { poll(&poller, 1, milliseconds) }
+        drain()
+    }
+}

@@ -198,6 +198,40 @@ public final class PrivateGPSD: @unchecked Sendable {
         throw .deviceNotActivated(path: path, log: log)
     }
 
+    /// A gpsd reading the pty of a device `makeDevice` makes (a bare pty, an emulated receiver), its device
+    /// activated. A gpsd that never activates its pty (seen now and then on a loaded 2-core machine, its log
+    /// silent, cause unknown) is replaced with a fresh gpsd and a fresh device, `attempts` times in all;
+    /// `discard` ends a device given up on.
+    public static func startReading<Device>(
+        options: Options = Options(), attempts: Int = 3, _ makeDevice: () throws -> Device,
+        terminal: (Device) -> PseudoTerminal?, discard: (Device) -> Void
+    ) throws -> (gpsd: PrivateGPSD, device: Device) {
+        var attempt = 1
+        while true {
+            let device = try makeDevice()
+            guard let pty = terminal(device) else {
+                discard(device)
+                throw StartError.deviceNotActivated(path: "", log: "the device has no pty")
+            }
+            let gpsd: PrivateGPSD
+            do {
+                gpsd = try PrivateGPSD(options: options)
+            } catch {
+                discard(device)
+                throw error
+            }
+            do {
+                try gpsd.addDeviceAndWait(pty)
+                return (gpsd, device)
+            } catch {
+                gpsd.stop()
+                discard(device)
+                guard case .deviceNotActivated = error, attempt < attempts else { throw error }
+                attempt += 1
+            }
+        }
+    }
+
     /// `$GPTXT,01,01,02,lodestar primer*hh`: an NMEA text message; gpsd identifies an NMEA device from it and
     /// derives no fix from it.
     static let primer: [UInt8] = {

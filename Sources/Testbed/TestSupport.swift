@@ -57,27 +57,11 @@ public final class GPSDTestBed {
     public let gpsd: PrivateGPSD
     public let terminal: PseudoTerminal
 
+    /// A gpsd with its pty activated (`PrivateGPSD.startReading`: what the tests test comes after the harness
+    /// is up).
     public init(options: PrivateGPSD.Options = PrivateGPSD.Options()) throws {
-        (gpsd, terminal) = try Self.start(options: options)
-    }
-
-    /// A gpsd with its pty activated. A gpsd that never activates its pty (seen about once in a few full
-    /// runs on a loaded 2-core machine, its log silent) is replaced once by a fresh gpsd and pty: what the
-    /// tests test comes after the harness is up.
-    private static func start(options: PrivateGPSD.Options) throws -> (PrivateGPSD, PseudoTerminal) {
-        for attempt in 1...2 {
-            let gpsd = try PrivateGPSD(options: options)
-            let terminal = try PseudoTerminal()
-            do {
-                try gpsd.addDeviceAndWait(terminal)
-                return (gpsd, terminal)
-            } catch {
-                gpsd.stop()
-                terminal.close()
-                guard case .deviceNotActivated = error, attempt < 2 else { throw error }
-            }
-        }
-        throw PrivateGPSD.StartError.deviceNotActivated(path: "", log: "")
+        (gpsd, terminal) = try PrivateGPSD.startReading(
+            options: options, { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() })
     }
 
     /// A test bed whose gpsd opens its device read-only (`-b`): for tests that only read what gpsd reports.

@@ -34,27 +34,13 @@ final class PoweredRun: @unchecked Sendable {
     ) throws {
         self.profile = profile
         let contents = try importedCapture(name)
-        // A gpsd that never activates its pty (seen now and then on a loaded machine, gpsd's log silent) is
-        // replaced, with a fresh receiver and pty, twice at most.
-        var attempt = 1
-        while true {
-            let receiver = try EmulatedReceiver(
-                capture: contents, personality: personality, model: profile.receiver, speed: speed,
-                connection: connection)
-            let terminal = try #require(receiver.terminal)
-            let gpsd = try PrivateGPSD(options: gpsdOptions)
-            do {
-                try gpsd.addDeviceAndWait(terminal)
-                self.receiver = receiver
-                self.gpsd = gpsd
-                break
-            } catch {
-                gpsd.stop()
-                receiver.stop()
-                guard case .deviceNotActivated = error, attempt < 3 else { throw error }
-                attempt += 1
-            }
-        }
+        (gpsd, receiver) = try PrivateGPSD.startReading(
+            options: gpsdOptions,
+            {
+                try EmulatedReceiver(
+                    capture: contents, personality: personality, model: profile.receiver, speed: speed,
+                    connection: connection)
+            }, terminal: \.terminal, discard: { $0.stop() })
         manager = LocationManager(
             source: .gpsd(
                 host: "127.0.0.1", port: String(gpsd.port), device: watchEveryDevice ? nil : receiver.devicePath),
@@ -349,7 +335,8 @@ extension PowerControlAcceptanceTests {
 
     static func run(
         faults: EmulatedReceiver.Faults = .init(), gpsdOptions: PrivateGPSD.Options = .init(),
-        watchEveryDevice: Bool = false, until: @escaping (PoweredRun) -> Bool
+        watchEveryDevice: Bool = false, timeouts: PowerControllerTimeouts = .init(), clockLimit: Double = 600,
+        until: @escaping (PoweredRun) -> Bool
     ) async throws -> PoweredRun {
         var model = ReceiverModel.ublox8
         model.connection = .usb
@@ -357,10 +344,10 @@ extension PowerControlAcceptanceTests {
         let run = try PoweredRun(
             capture: PowerControlAcceptanceTests.capture, profile: profile, personality: .ublox8, connection: .usb,
             speed: speed, gpsdOptions: gpsdOptions, watchEveryDevice: watchEveryDevice
-        ) { _ in ReceiverPowerSetup(connection: .usb) }
+        ) { _ in ReceiverPowerSetup(connection: .usb, timeouts: timeouts) }
         run.receiver.faults = faults
-        run.stopEarly = { [unowned run] in until(run) || run.receiver.clock > 600 }
-        try await run.play(timeout: 600 / speed + 30)
+        run.stopEarly = { [unowned run] in until(run) || run.receiver.clock > clockLimit }
+        try await run.play(timeout: clockLimit / speed + 30)
         if let dump = ProcessInfo.processInfo.environment["LODESTAR_DUMP"] { run.dump(to: dump) }
         return run
     }
@@ -408,7 +395,9 @@ extension PowerControlAcceptanceTests {
                 if case .event(.acquisitionFailed, let detail) = item.update { detail } else { nil }
             }
         }
-        let played = try await Self.run { run in
+        // A wake counts as failed after 5 s without output, well before the policy's own 12 s acquisition
+        // timeout sends the receiver down again, however loaded the machine.
+        let played = try await Self.run(timeouts: PowerControllerTimeouts(wakeTimeout: 5), clockLimit: 900) { run in
             // Once down for the first time, it never wakes again.
             if run.powerEvents.contains(where: { $0.event.kind == .quiet }) { run.receiver.faults.neverWakes = true }
             return run.powerEvents.contains { $0.event.kind == .wakeFailed } && acquisitionFailures(run).count >= 4

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Simulation", targets: ["Simulation"]),
         .library(name: "Receivers", targets: ["Receivers"]),
         .library(name: "GPIOLines", targets: ["GPIOLines"]),
+        .library(name: "Daemon", targets: ["Daemon"]),
         .executable(name: "lodestar", targets: ["LodestarMain"]),
     ],
     targets: [
@@ -52,10 +53,16 @@ let package = Package(
             dependencies: [
                 "GPSModel", "GPSD", "JSON", "Policy", "Capture", "Simulation", "Receivers", "SystemInterface",
             ]),
+        // What `lodestar run` is made of: its config, outputs, persisted state, status and systemd notifications.
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "Lodestar", "Receivers", "GPIOLines", "Policy", "Capture", "GPSD", "JSON", "GPSModel", "SystemInterface",
+            ]),
         .target(
             name: "LodestarCLI",
             dependencies: [
-                "Lodestar", "Testbed", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy", "GPSD", "JSON",
+                "Daemon", "Lodestar", "Testbed", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy", "GPSD", "JSON",
                 "GPSModel", "SystemInterface",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
@@ -76,6 +83,12 @@ let package = Package(
             name: "LodestarTests",
             dependencies: [
                 "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "Receivers", "GPSD", "GPSModel",
+                "SystemInterface",
+            ]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: [
+                "Daemon", "Lodestar", "Testbed", "Receivers", "Policy", "Capture", "GPSD", "JSON", "GPSModel",
                 "SystemInterface",
             ]),
         .testTarget(

@@ -1,0 +1,121 @@
+import GPSModel
+import Policy
+import Receivers
+
+/// One thing the service hands its outputs, in the order it happened. `t` is seconds on the service's
+/// monotonic clock since it started; `at` is the UTC wall-clock time it happened.
+public enum TrackRecord: Sendable, Equatable {
+    /// A location the policy delivered.
+    case location(Location)
+    /// A policy event (docs/contract.md §10) and why.
+    case event(PolicyEventKind, detail: String, t: Double, at: UTCTime)
+    /// The regime the policy chose, and why.
+    case regime(ReceiverRegime, reason: String, t: Double, at: UTCTime)
+    /// What receiver power control did and saw.
+    case power(PowerEvent, t: Double, at: UTCTime)
+}
+
+/// Why an output could not be written: names the file and the system's reason. The service logs it once per
+/// change, keeps running with the other outputs, and tries the failed one again later.
+public struct OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// A place delivered locations go (a jsonl file, the day's GPX file, stdout, the socket, a capture). Called on
+/// the service's thread only.
+public protocol TrackOutput: AnyObject {
+    /// What it is, for log lines: `jsonl /var/lib/lodestar/track/locations.jsonl`.
+    var name: String { get }
+    /// Takes one record; outputs that only keep locations ignore the rest.
+    func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure)
+    /// Called about once a second: fsync cadence, rotation at midnight, accepting socket clients.
+    func tick(now: UTCTime) throws(OutputFailure)
+    /// Writes and syncs everything held, and closes (a GPX file is left complete).
+    func close()
+}
+
+/// What `lodestar status` shows: written by the running service to `status.json` in its runtime directory.
+public struct DaemonStatus: Sendable, Equatable {
+    public var pid: Int32
+    /// When the service started and when this was written, UTC.
+    public var started: UTCTime
+    public var updated: UTCTime
+    public var profile: String
+    /// gpsd's device path and the receiver as identified (`u-blox 8 (UBX)`), nil until gpsd names one.
+    public var device: String?
+    public var receiver: String?
+    /// The power mechanism in use (`ubx`, `pmtk`, `gpio`, `usbPort`, `closeDevice`, or `none`).
+    public var mechanism: String
+    public var regime: ReceiverRegime
+    public var regimeReason: String
+    /// UTC time of the last delivered location (its receiver timestamp), nil before the first.
+    public var lastFix: UTCTime?
+    public var lastLocation: Location?
+    public var fixesDelivered: Int
+    /// Estimated charge drawn by the receiver since start, and what always-on would have drawn (mAh), from the
+    /// profile's receiver model and only the regimes power control saw reached.
+    public var chargeMilliampHours: Double
+    public var alwaysOnMilliampHours: Double
+    public var lastError: String?
+    public var lastErrorAt: UTCTime?
+
+    public init(
+        pid: Int32, started: UTCTime, updated: UTCTime, profile: String, device: String? = nil,
+        receiver: String? = nil, mechanism: String, regime: ReceiverRegime, regimeReason: String,
+        lastFix: UTCTime? = nil, lastLocation: Location? = nil, fixesDelivered: Int = 0,
+        chargeMilliampHours: Double = 0, alwaysOnMilliampHours: Double = 0, lastError: String? = nil,
+        lastErrorAt: UTCTime? = nil
+    ) {
+        self.pid = pid
+        self.started = started
+        self.updated = updated
+        self.profile = profile
+        self.device = device
+        self.receiver = receiver
+        self.mechanism = mechanism
+        self.regime = regime
+        self.regimeReason = regimeReason
+        self.lastFix = lastFix
+        self.lastLocation = lastLocation
+        self.fixesDelivered = fixesDelivered
+        self.chargeMilliampHours = chargeMilliampHours
+        self.alwaysOnMilliampHours = alwaysOnMilliampHours
+        self.lastError = lastError
+        self.lastErrorAt = lastErrorAt
+    }
+}
+
+/// What survives a restart, in `state.json` in the state directory: restored at start as Core Location
+/// resumes an app after a relaunch.
+public struct PersistedState: Sendable, Equatable {
+    /// The last delivered location.
+    public var lastLocation: Location?
+    /// The regime the receiver was left in.
+    public var regime: ReceiverRegime?
+    /// UTC time the receiver last had a fix: with the model's hot window it says how the next start goes.
+    public var lastNavigating: UTCTime?
+    /// Totals over every run.
+    public var fixesDelivered: Int = 0
+    public var chargeMilliampHours: Double = 0
+    public var alwaysOnMilliampHours: Double = 0
+    public var runs: Int = 0
+
+    public init(
+        lastLocation: Location? = nil, regime: ReceiverRegime? = nil, lastNavigating: UTCTime? = nil,
+        fixesDelivered: Int = 0, chargeMilliampHours: Double = 0, alwaysOnMilliampHours: Double = 0, runs: Int = 0
+    ) {
+        self.lastLocation = lastLocation
+        self.regime = regime
+        self.lastNavigating = lastNavigating
+        self.fixesDelivered = fixesDelivered
+        self.chargeMilliampHours = chargeMilliampHours
+        self.alwaysOnMilliampHours = alwaysOnMilliampHours
+        self.runs = runs
+    }
+}

@@ -218,6 +218,13 @@ public final class LocationManager: Sendable {
         core.send(.motionHint)
     }
 
+    /// Hands the manager the last known location from before a restart (a service's saved state), as Core
+    /// Location keeps its cached location across relaunches: until a fix arrives it is `lastKnownLocation`
+    /// and the anchor significant-change monitoring measures from. It is never delivered as an update.
+    public func restoreLastKnownLocation(_ location: Location) {
+        core.send(.restoreLastKnownLocation(location))
+    }
+
     /// The newest fix that passed the checks every mode applies (not too old, a real position), whether or
     /// not it was delivered; with `reduced` accuracy, the last (coarsened) location handed out. nil before
     /// the first.

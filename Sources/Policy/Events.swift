@@ -201,6 +201,10 @@ public enum PolicyEvent: Sendable, Equatable {
     /// known, or a regime found to have no effect): the policy uses only these from now on (with `continuous`
     /// always), falling back as `ReceiverModel.effectiveRegime` says.
     case regimesOffered(Set<ReceiverRegime>)
+    /// The last known location from before a restart (a service's persisted state), as Core Location keeps
+    /// its cached location across relaunches. Taken only while no fix has been seen: it becomes
+    /// `lastKnownLocation` and significant-change monitoring's anchor, and is never delivered.
+    case restoreLastKnownLocation(Location)
     /// The runtime is exiting: deliver everything held, finish everything pending.
     case shutdown
 }

@@ -98,6 +98,8 @@ public struct Policy: Sendable {
             receiver.supportedRegimes = configuredReceiver.supportedRegimes.intersection(offered)
             reason = "power control offers " + ReceiverRegime.allCases.reversed().filter(offered.contains)
                 .map(\.rawValue).joined(separator: ", ")
+        case .restoreLastKnownLocation(let location):
+            if lastKnownLocation == nil { lastKnownLocation = location }
         case .shutdown: shutdown()
         }
         reconcileRegime(now: now, force: forceRegime)

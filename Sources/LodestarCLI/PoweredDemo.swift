@@ -1,4 +1,6 @@
 import Capture
+import Daemon
+import Simulation
 import GPSD
 import GPSModel
 import Lodestar
@@ -42,47 +44,61 @@ enum PoweredDemo {
             receiver.stop()
             gpsd.stop()
         }
-        var setup = ReceiverPowerSetup(connection: connection)
+        var power = ReceiverPowerSetup(connection: connection)
         if [.gpio, .usbPort].contains(profile.receiver.powerControl) {
-            setup.mechanism = profile.receiver.powerControl
-            setup.powerSwitch = EmulatedPowerSwitch(receiver: receiver, description: "emulated enable line")
+            power.mechanism = profile.receiver.powerControl
+            power.powerSwitch = EmulatedPowerSwitch(receiver: receiver, description: "emulated enable line")
         }
         context.say(
             "lodestar demo: \(captureName) played by an emulated \(personality.rawValue) receiver on \(connection.rawValue)"
                 + " behind a private gpsd on port \(gpsd.port), at \(TextLine.fixed(speed, decimals: 0, width: 1))x;"
-                + " profile \(profile.name) powers it")
-        let manager = LocationManager(
-            source: .gpsd(host: "127.0.0.1", port: String(gpsd.port), device: receiver.devicePath), profile: profile,
-            power: setup, clockRate: speed)
-        let inbox = DemoInbox()
-        let updates = manager.updates
-        let reader = Task {
-            for await update in updates { inbox.post(update) }
-            inbox.finish()
+                + " lodestar run powers it with profile \(profile.name)")
+        guard let directory = TemporaryDirectory(prefix: "lodestar-demo") else {
+            context.say("lodestar demo: cannot make a temporary directory for the service's state")
+            return .cannotCreate
         }
-        if profile.updatesEnabled { manager.startUpdatingLocation(profile.updates) }
-        if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
-        receiver.start()
+        defer { directory.remove() }
+        // The service as `lodestar run` runs it, with its state in a temporary directory and the terminal as
+        // its only output.
+        var configuration = DaemonConfiguration()
+        configuration.profile = profile.name
+        configuration.gpsd.host = "127.0.0.1"
+        configuration.gpsd.port = String(gpsd.port)
+        configuration.gpsd.device = receiver.devicePath
+        configuration.outputs = DaemonConfiguration.OutputSettings()
+        configuration.outputs.jsonl = nil
+        configuration.outputs.gpx = nil
+        configuration.outputs.socket = nil
+        configuration.stateDirectory = directory.path + "/state"
+        configuration.runtimeDirectory = directory.path + "/run"
 
         var emitter = LocationEmitter(
             format: options.format, count: options.count, context: context, name: "lodestar demo", origin: .live,
             announcesStream: false)
         emitter.open()
+        let terminal = EmitterOutput(emitter: emitter)
         let playStart = monotonicSeconds()
-        var shutDown = false
-        while true {
-            let (taken, finished) = inbox.take()
-            for update in taken { show(update, emitter: &emitter, context: context) }
-            if finished { break }
-            let timeUp = options.duration.map { monotonicSeconds() - playStart >= $0 } ?? false
-            if !shutDown, receiver.isFinished || emitter.finished || context.shouldStop() || timeUp {
-                shutDown = true
-                manager.shutdown()
-            }
-            sleepSeconds(0.02)
+        var deliveries: [Location] = []
+        var hooks = DaemonService.Hooks(
+            log: { context.say($0) }, makeOutputs: { _ in [terminal] },
+            shouldStop: {
+                let timeUp = options.duration.map { monotonicSeconds() - playStart >= $0 } ?? false
+                return receiver.isFinished || terminal.emitter.finished || context.shouldStop() || timeUp
+            })
+        hooks.observe = { update in
+            if case .locations(let locations) = update { deliveries += locations }
         }
-        reader.cancel()
-        emitter.close()
+        receiver.start()
+        let service = DaemonService(
+            setup: DaemonSetup(configuration: configuration, profile: profile, power: power, clockRate: speed),
+            hooks: hooks)
+        switch service.runUntilStopped() {
+        case .stopped: break
+        case .cannotCreate(let problem):
+            context.say("lodestar demo: \(problem)")
+            return .cannotCreate
+        }
+        terminal.emitter.close()
         let end = receiver.clock
         let drawn = receiver.energyMilliampHours(until: end)
         let start = contents.lines.first?.t ?? 0
@@ -92,36 +108,49 @@ enum PoweredDemo {
             "lodestar demo: the receiver drew \(TextLine.fixed(drawn, decimals: 2, width: 1)) mAh over "
                 + "\(TextLine.fixed((end - start) / 60, decimals: 1, width: 1)) min; always on it would have drawn "
                 + "\(TextLine.fixed(alwaysOn, decimals: 2, width: 1)) mAh (\(TextLine.fixed(share, decimals: 0, width: 1)) %)")
-        return emitter.outcome
+        if let staleness = DemoStaleness(contents: contents, until: end, delivered: deliveries) {
+            context.say(
+                "lodestar demo: staleness (true position to the last delivered location, \(staleness.truePoints) true fixes):"
+                    + " p95 \(TextLine.fixed(staleness.figures.p95, decimals: 0, width: 1)) m,"
+                    + " max \(TextLine.fixed(staleness.figures.max, decimals: 0, width: 1)) m;"
+                    + " the profile's bound is \(TextLine.fixed(profile.stalenessBound, decimals: 0, width: 1)) m")
+        }
+        return terminal.emitter.outcome
     }
 
-    private static func show(_ update: LocationUpdate, emitter: inout LocationEmitter, context: CommandContext) {
-        switch update {
-        case .locations(let locations):
-            for location in locations { emitter.print(location) }
-        case .power(let event):
-            context.say("lodestar demo: power: \(event.kind.rawValue): \(event.detail)")
-        case .regime(let regime, let reason):
-            context.say("lodestar demo: regime \(regime.rawValue): \(reason)")
-        case .event(let kind, let detail):
-            context.say("lodestar demo: \(kind.name): \(detail)")
-        case .transmitted:
-            break
-        }
-    }
 }
 
-/// Updates handed from the manager's sequence to the command's thread.
-private final class DemoInbox: Sendable {
-    private let state = Mutex<(updates: [LocationUpdate], finished: Bool)>(([], false))
+/// The demo's terminal as one of the service's outputs: locations through `watch`'s printer.
+private final class EmitterOutput: TrackOutput {
+    var emitter: LocationEmitter
+    let name = "terminal"
 
-    func post(_ update: LocationUpdate) { state.withLock { $0.updates.append(update) } }
-    func finish() { state.withLock { $0.finished = true } }
+    init(emitter: LocationEmitter) { self.emitter = emitter }
 
-    func take() -> ([LocationUpdate], Bool) {
-        state.withLock { state in
-            defer { state.updates.removeAll() }
-            return (state.updates, state.finished)
-        }
+    func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure) {
+        if case .location(let location) = record { emitter.print(location) }
+    }
+
+    func tick(now: UTCTime) throws(OutputFailure) {}
+    func close() {}
+}
+
+/// Staleness of what the service delivered live, against the capture as the true track: at each true fix
+/// the emulator played, the distance to the last location delivered by then (matched by receiver time).
+struct DemoStaleness {
+    var figures: RunFigures.Staleness
+    var truePoints: Int
+
+    init?(contents: CaptureContents, until end: Double, delivered: [Location]) {
+        let truth = TrueTrack(contents)
+        let played = truth.points.filter { $0.t <= end }
+        guard !played.isEmpty else { return nil }
+        var times: [UTCTime: Double] = [:]
+        for point in played { times[point.location.timestamp] = point.t }
+        let deliveries = delivered.compactMap { location in times[location.timestamp].map { ($0, location) } }
+        let result = EvaluationMath.staleness(
+            truth: TrueTrack(points: played), deliveries: deliveries, bound: .infinity)
+        figures = result.0
+        truePoints = played.count
     }
 }

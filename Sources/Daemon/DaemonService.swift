@@ -1,0 +1,363 @@
+import GPSD
+import GPSModel
+import Lodestar
+import Policy
+import Receivers
+import Synchronization
+import SystemInterface
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What one run of the service is given: the config, the profile it names (already loaded), and how the
+/// receiver is powered. Built by `lodestar run` from the config file and flags, and again on each reload.
+public struct DaemonSetup: Sendable {
+    public var configuration: DaemonConfiguration
+    public var profile: Profile
+    /// nil: the receiver is never commanded (`receiver.powerControl` false).
+    public var power: ReceiverPowerSetup?
+    /// The runtime's clock against the monotonic clock: 1 live; the demo plays an emulated receiver faster.
+    public var clockRate: Double = 1
+
+    public init(configuration: DaemonConfiguration, profile: Profile, power: ReceiverPowerSetup?, clockRate: Double = 1) {
+        self.configuration = configuration
+        self.profile = profile
+        self.power = power
+        self.clockRate = clockRate
+    }
+}
+
+/// Why the service stopped.
+public enum DaemonOutcome: Sendable, Equatable {
+    /// SIGTERM, SIGINT or the caller's stop: the receiver was put in its exit regime and the outputs flushed.
+    case stopped
+    /// A directory the service needs could not be made or written; the message names it.
+    case cannotCreate(String)
+}
+
+/// The service `lodestar run` is: a `LocationManager` running the profile against gpsd with receiver power
+/// control, its deliveries written to the configured outputs, its state saved and its status published
+/// (status file, systemd notifications). Runs on the caller's thread until told to stop; a reload swaps the
+/// manager and the outputs for ones built from the new setup without leaving the process.
+public final class DaemonService {
+    /// What the caller provides besides the setup: where log lines go, the outputs a config asks for, and the
+    /// process's signals.
+    public struct Hooks {
+        /// One line for the journal (stderr).
+        public var log: (String) -> Void
+        /// The outputs a config names; failures to open one are logged and it is left out.
+        public var makeOutputs: (DaemonConfiguration) -> [any TrackOutput]
+        /// True once SIGTERM or SIGINT came (or the caller wants the run to end).
+        public var shouldStop: () -> Bool
+        /// Called about every 0.2 s: a new setup after SIGHUP, or the problems that kept the old one; nil when
+        /// no reload was asked for.
+        public var takeReload: () -> DaemonReload?
+        /// Every update, after the service handled it (the demo counts and compares).
+        public var observe: (LocationUpdate) -> Void = { _ in }
+
+        public init(
+            log: @escaping (String) -> Void, makeOutputs: @escaping (DaemonConfiguration) -> [any TrackOutput],
+            shouldStop: @escaping () -> Bool, takeReload: @escaping () -> DaemonReload? = { nil }
+        ) {
+            self.log = log
+            self.makeOutputs = makeOutputs
+            self.shouldStop = shouldStop
+            self.takeReload = takeReload
+        }
+    }
+
+    private var setup: DaemonSetup
+    private var hooks: Hooks
+    private var outputs: [any TrackOutput] = []
+    /// Outputs whose last write failed, with the failure (logged once per change).
+    private var failing: [String: String] = [:]
+    private var run: ManagedRun?
+    private let started = monotonicSeconds()
+    private let startedAt = wallClock()
+    private var status: DaemonStatus
+    private var state: PersistedState
+
+    public init(setup: DaemonSetup, hooks: Hooks) {
+        self.setup = setup
+        self.hooks = hooks
+        status = DaemonStatus(
+            pid: getpid(), started: startedAt, updated: startedAt, profile: setup.profile.name,
+            device: setup.configuration.gpsd.device, mechanism: Self.mechanismName(setup),
+            regime: .continuous, regimeReason: "starting")
+        state = PersistedState()
+    }
+
+    /// Seconds since the service started, on the monotonic clock.
+    private var t: Double { monotonicSeconds() - started }
+
+    /// Runs until `hooks.shouldStop`; returns within about 2 s of it.
+    public func runUntilStopped() -> DaemonOutcome {
+        if let problem = Self.prepareDirectories(setup.configuration) { return .cannotCreate(problem) }
+        outputs = hooks.makeOutputs(setup.configuration)
+        hooks.log(
+            "lodestar run: profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
+                + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
+                + ", power control \(Self.mechanismName(setup)); outputs: "
+                + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", ")))
+        run = ManagedRun(setup: setup, restoring: state.lastLocation)
+        var nextTick = 0.0
+        while let current = run {
+            current.waitForUpdates(seconds: 0.2)
+            let (updates, finished) = current.take()
+            for update in updates { handle(update) }
+            if finished {
+                run = nil
+                break
+            }
+            if hooks.shouldStop(), !current.isShuttingDown {
+                hooks.log("lodestar run: stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
+                current.shutDown()
+            }
+            if current.isShuttingDown, current.shutDownFor > 1.8 {
+                hooks.log("lodestar run: the manager did not finish within 1.8 s of the stop; leaving anyway")
+                run = nil
+                break
+            }
+            if !current.isShuttingDown, let reload = hooks.takeReload() { apply(reload) }
+            if t >= nextTick {
+                nextTick = t + 1
+                tickOutputs()
+            }
+        }
+        for output in outputs { output.close() }
+        outputs = []
+        return .stopped
+    }
+
+    private func apply(_ reload: DaemonReload) {
+        switch reload {
+        case .rejected(let problems):
+            hooks.log("lodestar run: reload refused, the running config stays:")
+            for problem in problems { hooks.log("  \(problem)") }
+            note(error: "reload refused: " + (problems.first ?? "invalid config"))
+        case .accepted(let new):
+            hooks.log("lodestar run: reloading: profile \(new.profile.name)")
+            let old = run
+            old?.shutDown()
+            // The old manager puts the receiver in its exit regime; the new one wakes it as any start does.
+            while let old, !old.isFinished, old.shutDownFor < 1.8 {
+                old.waitForUpdates(seconds: 0.1)
+                for update in old.take().updates { handle(update) }
+            }
+            if new.configuration.outputs != setup.configuration.outputs
+                || new.configuration.stateDirectory != setup.configuration.stateDirectory
+                || new.configuration.runtimeDirectory != setup.configuration.runtimeDirectory
+            {
+                for output in outputs { output.close() }
+                if let problem = Self.prepareDirectories(new.configuration) { hooks.log("lodestar run: \(problem)") }
+                outputs = hooks.makeOutputs(new.configuration)
+            }
+            setup = new
+            status.profile = new.profile.name
+            status.mechanism = Self.mechanismName(new)
+            run = ManagedRun(setup: new, restoring: state.lastLocation)
+        }
+    }
+
+    // MARK: Updates
+
+    private func handle(_ update: LocationUpdate) {
+        let now = wallClock()
+        switch update {
+        case .locations(let locations):
+            for location in locations {
+                write(.location(location), now: now)
+                status.fixesDelivered += 1
+                status.lastFix = location.timestamp
+                status.lastLocation = location
+                state.lastLocation = location
+                state.lastNavigating = location.timestamp
+            }
+        case .regime(let regime, let reason):
+            status.regime = regime
+            status.regimeReason = reason
+            state.regime = regime
+            hooks.log("lodestar run: regime \(regime.rawValue): \(reason)")
+            write(.regime(regime, reason: reason, t: t, at: now), now: now)
+        case .event(let kind, let detail):
+            hooks.log("lodestar run: \(kind.name): \(detail)")
+            if case .receiverLost = kind { note(error: detail) }
+            if case .acquisitionFailed = kind { note(error: "no fix: \(detail)") }
+            write(.event(kind, detail: detail, t: t, at: now), now: now)
+        case .power(let event):
+            hooks.log("lodestar run: power: \(event.kind.rawValue): \(event.detail)")
+            switch event.kind {
+            case .receiverIdentified, .receiverUnknown: status.receiver = event.detail
+            case .noEffect, .wakeFailed, .commandFailed: note(error: event.detail)
+            default: break
+            }
+            write(.power(event, t: t, at: now), now: now)
+        case .transmitted:
+            break
+        }
+        hooks.observe(update)
+    }
+
+    private func note(error: String) {
+        status.lastError = error
+        status.lastErrorAt = wallClock()
+    }
+
+    private func write(_ record: TrackRecord, now: UTCTime) {
+        for output in outputs {
+            do throws(OutputFailure) {
+                try output.write(record, now: now)
+                recovered(output)
+            } catch {
+                failed(output, error)
+            }
+        }
+    }
+
+    private func tickOutputs() {
+        let now = wallClock()
+        for output in outputs {
+            do throws(OutputFailure) {
+                try output.tick(now: now)
+            } catch {
+                failed(output, error)
+            }
+        }
+    }
+
+    private func failed(_ output: any TrackOutput, _ failure: OutputFailure) {
+        guard failing[output.name] != failure.description else { return }
+        failing[output.name] = failure.description
+        hooks.log("lodestar run: \(output.name): cannot write: \(failure)")
+        note(error: "\(output.name): \(failure)")
+    }
+
+    private func recovered(_ output: any TrackOutput) {
+        guard failing.removeValue(forKey: output.name) != nil else { return }
+        hooks.log("lodestar run: \(output.name): writing again")
+    }
+
+    // MARK: Set-up
+
+    static func mechanismName(_ setup: DaemonSetup) -> String {
+        guard let power = setup.power else { return "none" }
+        if let mechanism = power.mechanism { return mechanism.rawValue }
+        return "from the receiver gpsd identifies"
+    }
+
+    /// Makes the state and runtime directories (0755); the message names the one that failed and why.
+    static func prepareDirectories(_ configuration: DaemonConfiguration) -> String? {
+        for directory in [configuration.stateDirectory, configuration.runtimeDirectory] {
+            if let problem = makeDirectories(directory) { return problem }
+        }
+        return nil
+    }
+
+    static func makeDirectories(_ path: String) -> String? {
+        var built = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            built += "/" + part
+            if mkdir(built, 0o755) != 0, errno != EEXIST {
+                return "cannot create \(built): \(String(cString: strerror(errno)))"
+            }
+        }
+        if access(path, W_OK) != 0 { return "cannot write in \(path): \(String(cString: strerror(errno)))" }
+        return nil
+    }
+}
+
+/// What a SIGHUP gave: a new setup, or the problems of the new config (the running one stays).
+public enum DaemonReload: Sendable {
+    case accepted(DaemonSetup)
+    case rejected([String])
+}
+
+/// UTC now, from the system's wall clock.
+public func wallClock() -> UTCTime {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return UTCTime(seconds: Int64(spec.tv_sec), nanoseconds: Int32(spec.tv_nsec))
+}
+
+/// One `LocationManager` running a setup's profile, and the updates it gave that the service has not taken.
+final class ManagedRun {
+    let manager: LocationManager
+    private let inbox = UpdateInbox()
+    private let reader: Task<Void, Never>
+    private var shutDownAt: Double?
+
+    init(setup: DaemonSetup, restoring location: Location?) {
+        let gpsd = setup.configuration.gpsd
+        manager = LocationManager(
+            source: .gpsd(host: gpsd.host, port: gpsd.port, device: gpsd.device), profile: setup.profile,
+            power: setup.power, clockRate: setup.clockRate)
+        let updates = manager.updates
+        let inbox = inbox
+        reader = Task {
+            for await update in updates { inbox.post(update) }
+            inbox.finish()
+        }
+        if let location { manager.restoreLastKnownLocation(location) }
+        let profile = setup.profile
+        if profile.updatesEnabled {
+            manager.startUpdatingLocation(profile.updates)
+            if let deferred = profile.deferred {
+                manager.allowDeferredLocationUpdates(untilTraveled: deferred.untilTraveled, timeout: deferred.timeout)
+            }
+        }
+        if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
+    }
+
+    deinit { reader.cancel() }
+
+    var isShuttingDown: Bool { shutDownAt != nil }
+    var shutDownFor: Double { shutDownAt.map { monotonicSeconds() - $0 } ?? 0 }
+    var isFinished: Bool { inbox.isFinished }
+
+    func shutDown() {
+        guard shutDownAt == nil else { return }
+        shutDownAt = monotonicSeconds()
+        manager.shutdown()
+    }
+
+    func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
+    func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
+}
+
+/// Updates handed from the manager's sequence to the service's thread, which sleeps until one comes.
+final class UpdateInbox: Sendable {
+    private let state = Mutex<(updates: [LocationUpdate], finished: Bool)>(([], false))
+    private let wakeUp = WakeUpPipe()
+
+    func post(_ update: LocationUpdate) {
+        state.withLock { $0.updates.append(update) }
+        wakeUp.signal()
+    }
+
+    func finish() {
+        state.withLock { $0.finished = true }
+        wakeUp.signal()
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished && $0.updates.isEmpty } }
+
+    func wait(seconds: Double) {
+        let pending = state.withLock { !$0.updates.isEmpty || $0.finished }
+        guard !pending else { return }
+        var descriptor = pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)
+        if wakeUp.descriptor < 0 {
+            sleepSeconds(min(seconds, 0.02))
+            return
+        }
+        _ = poll(&descriptor, 1, Int32(seconds * 1000))
+        wakeUp.drain()
+    }
+
+    func take() -> (updates: [LocationUpdate], finished: Bool) {
+        state.withLock { state in
+            defer { state.updates.removeAll() }
+            return (state.updates, state.finished)
+        }
+    }
+}

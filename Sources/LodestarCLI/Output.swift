@@ -105,3 +105,25 @@ public enum TerminationSignals {
 
     public static var requested: Bool { received.load(ordering: .relaxed) != 0 }
 }
+
+/// SIGHUP asks `lodestar run` to read its config again. Installed by `run` alone: for every other command
+/// SIGHUP keeps its default (the terminal went away: end).
+public enum HangupSignal {
+    private static let received = Atomic<Int32>(0)
+
+    public static func install() {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in
+            HangupSignal.received.add(1, ordering: .relaxed)
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGHUP, &action, nil)
+    }
+
+    /// Whether a SIGHUP came since the last call.
+    public static func take() -> Bool {
+        received.exchange(0, ordering: .relaxed) != 0
+    }
+}
+

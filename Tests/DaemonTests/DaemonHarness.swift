@@ -1,0 +1,201 @@
+import Capture
+import Foundation
+import Policy
+import Receivers
+import SystemInterface
+import Testbed
+import Testing
+
+/// The built `lodestar` binary running `run` as a service would, against a real private gpsd with an emulated
+/// receiver on the device side of its pty. The receiver plays a capture `speed` times faster than recorded
+/// and the service's clock follows (`--clock-rate`), so its policy naps match what the receiver does.
+final class DaemonUnderTest: @unchecked Sendable {
+    let folder: String
+    let gpsd: PrivateGPSD
+    let receiver: EmulatedReceiver
+    let speed: Double
+    private(set) var process: ChildProcess?
+    var configPath: String { folder + "/lodestar.json" }
+    var stderrPath: String { folder + "/stderr" }
+    var stdoutPath: String { folder + "/stdout" }
+    var stateDirectory: String { folder + "/state" }
+    var runtimeDirectory: String { folder + "/run" }
+
+    /// `swift build` puts the executable beside the test bundle.
+    static var executable: String? {
+        let bundleFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidate = bundleFolder.appendingPathComponent("lodestar").path
+        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+    }
+
+    init(
+        capture name: String = "munich-urban-stopgo-31m.nmea", personality: EmulatedReceiver.Personality = .ublox8,
+        model: ReceiverModel, connection: ReceiverConnection = .uart, speed: Double = 10
+    ) throws {
+        guard let made = TemporaryDirectory(prefix: "lodestar-daemon-test") else {
+            throw TestFailure("cannot make a temporary directory")
+        }
+        folder = made.path
+        self.speed = speed
+        let contents = try importedCapture(name)
+        (gpsd, receiver) = try PrivateGPSD.startReading(
+            {
+                try EmulatedReceiver(
+                    capture: contents, personality: personality, model: model, speed: speed, connection: connection)
+            }, terminal: \.terminal, discard: { $0.stop() })
+    }
+
+    deinit {
+        if let process, process.isRunning { process.terminate(grace: 1) }
+        receiver.stop()
+        gpsd.stop()
+        TemporaryDirectory.removeTree(folder)
+    }
+
+    /// The config the tests start from: this gpsd and device, everything under the test's folder.
+    func baseConfig(profile: String) -> [String: Any] {
+        [
+            "profile": profile,
+            "profileDirectory": folder + "/profiles",
+            "gpsd": ["host": "127.0.0.1", "port": String(gpsd.port), "device": receiver.devicePath],
+            "stateDirectory": stateDirectory,
+            "runtimeDirectory": runtimeDirectory,
+            "outputs": [
+                "jsonl": ["path": "track/locations.jsonl"],
+                "gpx": ["directory": "track/gpx"],
+                "socket": ["path": "locations.sock", "group": NSNull()],
+            ] as [String: Any],
+            "status": ["updateInterval": 1],
+        ]
+    }
+
+    func writeConfig(_ config: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: configPath))
+    }
+
+    func writeConfigText(_ text: String) throws {
+        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    func writeProfile(_ name: String, _ text: String) throws {
+        try FileManager.default.createDirectory(atPath: folder + "/profiles", withIntermediateDirectories: true)
+        try text.write(toFile: folder + "/profiles/\(name).json", atomically: true, encoding: .utf8)
+    }
+
+    /// Starts `lodestar run --config FILE --clock-rate SPEED` and the receiver.
+    func start(environment: [String: String] = [:], startReceiver: Bool = true) throws {
+        let binary = try #require(Self.executable, "build the lodestar executable first (swift build --build-tests)")
+        process = try ChildProcess(
+            executable: binary,
+            arguments: ["run", "--config", configPath, "--clock-rate", String(speed)],
+            environment: environment, standardOutput: stdoutPath, standardError: stderrPath)
+        if startReceiver { receiver.start() }
+    }
+
+    func signal(_ number: Int32) { process?.signal(number) }
+
+    /// Sends SIGTERM and returns the exit status and how long the exit took.
+    func terminate() throws -> (status: Int32, seconds: Double) {
+        let process = try #require(process)
+        let start = monotonicSeconds()
+        process.signal(SIGTERM)
+        let status = try #require(process.waitForExit(timeout: 10), "lodestar run did not exit within 10 s of SIGTERM")
+        return (status, monotonicSeconds() - start)
+    }
+
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// Every line of every jsonl file of the track (rotated ones first, by name), decoded.
+    func jsonlRecords() -> [[String: Any]] {
+        let directory = stateDirectory + "/track"
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".jsonl") }.sorted { a, b in
+                // The live file last.
+                if a == "locations.jsonl" { return false }
+                if b == "locations.jsonl" { return true }
+                return a < b
+            }
+        var records: [[String: Any]] = []
+        for name in names {
+            let text = (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n") {
+                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
+                    records.append(object)
+                }
+            }
+        }
+        return records
+    }
+
+    func jsonlFileNames() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory + "/track")) ?? [])
+            .filter { $0.hasSuffix(".jsonl") }.sorted()
+    }
+
+    func locationTimestamps() -> [String] {
+        jsonlRecords().filter { $0["type"] as? String == "location" }.compactMap { $0["timestamp"] as? String }
+    }
+
+    func waitUntil(_ what: String, timeout: Double = 30, _ condition: () -> Bool) throws {
+        let deadline = monotonicSeconds() + timeout
+        while !condition() {
+            if let process, !process.isRunning {
+                throw TestFailure("lodestar run exited while waiting for \(what)\n\(stderr)")
+            }
+            guard monotonicSeconds() < deadline else {
+                throw TestFailure("timed out after \(timeout) s waiting for \(what)\n\(stderr.suffix(3000))")
+            }
+            sleepSeconds(0.05)
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A client of the locations socket: connects, then collects what the service sends.
+final class SocketClient: @unchecked Sendable {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestFailure("socket: \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            close(descriptor)
+            throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    }
+
+    deinit { close(descriptor) }
+
+    /// Reads what is there now.
+    func drain() {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            buffer += chunk[0..<count]
+        }
+    }
+
+    var lines: [String] {
+        drain()
+        return String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}

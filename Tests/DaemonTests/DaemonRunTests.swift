@@ -1,0 +1,200 @@
+import Foundation
+import Lodestar
+import Policy
+import Receivers
+import SystemInterface
+import Testbed
+import Testing
+
+/// `lodestar run` as systemd runs it: the binary, a config file, signals, against a private gpsd and an
+/// emulated u-blox behind it.
+@Suite(.tags(.gpsd), .serialized) struct DaemonRunTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// A built-in profile as a file (profiles/NAME.json) with some keys changed.
+    static func profileText(_ name: String, newName: String, changes: [String: Any]) throws -> String {
+        let data = try Data(contentsOf: repository.appendingPathComponent("profiles/\(name).json"))
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object["name"] = newName
+        for (key, value) in changes { object[key] = value }
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    static var car: ReceiverModel { ProfileStore.builtIn("car")?.receiver ?? .genericNMEA }
+
+    @Test func writesRotatedJSONLAndGPXAndServesTwoSocketClients() throws {
+        let run = try DaemonUnderTest(model: Self.car, speed: 10)
+        var config = run.baseConfig(profile: "always-on")
+        config["outputs"] = [
+            "jsonl": ["path": "track/locations.jsonl", "rotation": ["maxBytes": 20_000, "daily": true, "keep": NSNull()]],
+            "gpx": ["directory": "track/gpx"],
+            "socket": ["path": "locations.sock", "group": NSNull()],
+        ] as [String: Any]
+        try run.writeConfig(config)
+        try run.start(startReceiver: false)
+        let socketPath = run.runtimeDirectory + "/locations.sock"
+        try run.waitUntil("the locations socket") { FileManager.default.fileExists(atPath: socketPath) }
+        let first = try SocketClient(path: socketPath)
+        let second = try SocketClient(path: socketPath)
+        run.receiver.start()
+        try run.waitUntil("150 locations on both clients", timeout: 60) {
+            first.lines.count >= 150 && second.lines.count >= 150
+        }
+        let (status, _) = try run.terminate()
+        #expect(status == 0, "exit status \(status >> 8)\n\(run.stderr.suffix(2000))")
+        let firstLines = first.lines
+        let secondLines = second.lines
+        #expect(firstLines == secondLines, "both clients get the same lines")
+        for line in firstLines.prefix(5) {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["type"] as? String == "location")
+        }
+        let timestamps = run.locationTimestamps()
+        #expect(run.jsonlFileNames().count >= 2, "rotated by size: \(run.jsonlFileNames())")
+        #expect(Set(timestamps).count == timestamps.count, "no location written twice")
+        // The clients connected before the receiver started: they saw every location the file has.
+        let socketTimestamps = firstLines.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["timestamp"] as? String
+        }
+        #expect(socketTimestamps == timestamps)
+        // The day's GPX file loads in gpsbabel with every point.
+        let gpxFolder = run.stateDirectory + "/track/gpx"
+        let gpxFiles = try FileManager.default.contentsOfDirectory(atPath: gpxFolder).filter { $0.hasSuffix(".gpx") }
+        var points = 0
+        for file in gpxFiles {
+            let csv = run.folder + "/points.csv"
+            let babel = try ChildProcess(
+                executable: "/usr/bin/gpsbabel", arguments: ["-t", "-i", "gpx", "-f", gpxFolder + "/" + file, "-o", "unicsv", "-F", csv])
+            #expect(babel.waitForExit(timeout: 20) == 0)
+            points += max(((try? String(contentsOfFile: csv, encoding: .utf8)) ?? "").split(separator: "\n").count - 1, 0)
+        }
+        #expect(points == timestamps.count, "GPX points \(points), jsonl locations \(timestamps.count)")
+    }
+
+    @Test func hangupReloadsAChangedProfileAndKeepsTheOldConfigWhenTheNewOneIsBroken() throws {
+        let run = try DaemonUnderTest(model: Self.car, speed: 10)
+        try run.writeConfig(run.baseConfig(profile: "always-on"))
+        try run.start()
+        try run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 10 }
+        #expect(!run.stderr.contains("regime off") && !run.stderr.contains("regime standby"))
+
+        try run.writeConfig(run.baseConfig(profile: "car"))
+        let downBefore = run.receiver.timeline.filter { ["backup", "standby", "off"].contains($0.state.rawValue) }.count
+        run.signal(SIGHUP)
+        try run.waitUntil("the reload", timeout: 30) { run.stderr.contains("reloading: profile car") }
+        try run.waitUntil("the car profile sleeping the receiver", timeout: 90) {
+            run.receiver.timeline.filter { ["backup", "standby", "off"].contains($0.state.rawValue) }.count > downBefore
+        }
+
+        try run.writeConfigText(#"{"profile": "car", "outputs": {"jsonl": {"fsyncInterval": "often"}}}"#)
+        let delivered = run.locationTimestamps().count
+        run.signal(SIGHUP)
+        try run.waitUntil("the refused reload", timeout: 30) { run.stderr.contains("reload refused") }
+        #expect(run.stderr.contains("outputs.jsonl.fsyncInterval"), "the problem is logged with its key path")
+        try run.waitUntil("locations after the refused reload", timeout: 90) {
+            run.locationTimestamps().count > delivered
+        }
+        let (status, _) = try run.terminate()
+        #expect(status == 0)
+    }
+
+    @Test func terminateLeavesTheReceiverInTheExitRegimeAndExitsZeroWithinTwoSeconds() throws {
+        let run = try DaemonUnderTest(model: Self.car, speed: 10)
+        try run.writeProfile("car-standby", try Self.profileText("car", newName: "car-standby", changes: ["exitRegime": "standby"]))
+        try run.writeConfig(run.baseConfig(profile: "car-standby"))
+        try run.start()
+        try run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 5 }
+        let (status, seconds) = try run.terminate()
+        #expect(status == 0, "exit status \(status >> 8)")
+        #expect(seconds < 2, "exited \(seconds) s after SIGTERM")
+        sleepSeconds(0.5)
+        let last = try #require(run.receiver.timeline.last)
+        #expect(last.state.rawValue == "standby", "the emulator's last state: \(last.state.rawValue)")
+    }
+
+    @Test func notifiesSystemdOnARealDatagramSocket() throws {
+        let run = try DaemonUnderTest(model: Self.car, speed: 10)
+        let notifySocket = try DatagramListener(path: run.folder + "/notify.sock")
+        try run.writeConfig(run.baseConfig(profile: "car"))
+        try run.start(environment: ["NOTIFY_SOCKET": notifySocket.path, "WATCHDOG_USEC": "2000000"])
+        try run.waitUntil("READY=1", timeout: 30) { notifySocket.messages.contains("READY=1") }
+        try run.waitUntil("a STATUS line and two watchdog pings", timeout: 30) {
+            let messages = notifySocket.messages
+            return messages.contains { $0.hasPrefix("STATUS=") } && messages.count { $0 == "WATCHDOG=1" } >= 2
+        }
+        let (status, _) = try run.terminate()
+        #expect(status == 0)
+        #expect(notifySocket.messages.contains("STOPPING=1"))
+        let statusLine = try #require(notifySocket.messages.last { $0.hasPrefix("STATUS=") })
+        #expect(statusLine.contains("regime"), "\(statusLine)")
+    }
+
+    @Test func statusReadsTheRunningServiceAndStateSurvivesARestart() throws {
+        let run = try DaemonUnderTest(model: Self.car, speed: 10)
+        try run.writeConfig(run.baseConfig(profile: "car"))
+        try run.start()
+        try run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 5 }
+        sleepSeconds(1.5)
+        let binary = try #require(DaemonUnderTest.executable)
+        let statusOut = run.folder + "/status.out"
+        let status = try ChildProcess(
+            executable: binary, arguments: ["status", "--runtime-dir", run.runtimeDirectory], standardOutput: statusOut)
+        #expect(status.waitForExit(timeout: 10) == 0)
+        let text = (try? String(contentsOfFile: statusOut, encoding: .utf8)) ?? ""
+        for expected in ["regime", "last fix", "receiver", "fixes delivered", "mAh", "last error"] {
+            #expect(text.lowercased().contains(expected), "status lacks \(expected):\n\(text)")
+        }
+        let (code, _) = try run.terminate()
+        #expect(code == 0)
+        let state = try String(contentsOfFile: run.stateDirectory + "/state.json", encoding: .utf8)
+        let last = try #require(run.locationTimestamps().last)
+        #expect(state.contains(last), "state.json keeps the last delivered location")
+
+        // Stopped: status says so and exits 69.
+        let stopped = try ChildProcess(executable: binary, arguments: ["status", "--runtime-dir", run.runtimeDirectory])
+        #expect(stopped.waitForExit(timeout: 10).map { $0 >> 8 } == 69)
+    }
+}
+
+/// A bound AF_UNIX datagram socket, as systemd's notify socket.
+final class DatagramListener: @unchecked Sendable {
+    let path: String
+    private let descriptor: Int32
+    private var received: [String] = []
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestFailure("socket: \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw TestFailure("bind \(path): \(String(cString: strerror(errno)))") }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// Every message so far; one datagram may hold several newline-separated assignments.
+    var messages: [String] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        return received
+    }
+}

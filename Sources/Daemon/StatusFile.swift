@@ -222,13 +222,17 @@ struct JSONFields {
         return time
     }
 
-    func regime(_ key: String) throws(DaemonFileError) -> ReceiverRegime? {
+    /// A string that must be the raw value of one of `allowed`.
+    func choice<Value: RawRepresentable<String>>(_ key: String, of allowed: [Value]) throws(DaemonFileError) -> Value? {
         guard let text = try string(key) else { return nil }
-        guard let regime = ReceiverRegime(rawValue: text) else {
-            let names = ReceiverRegime.allCases.map(\.rawValue).joined(separator: ", ")
-            throw damaged(key, "is \"\(text)\", not a regime (\(names))")
+        guard let value = Value(rawValue: text) else {
+            throw damaged(key, "is \"\(text)\", not one of \(allowed.map(\.rawValue).joined(separator: ", "))")
         }
-        return regime
+        return value
+    }
+
+    func regime(_ key: String) throws(DaemonFileError) -> ReceiverRegime? {
+        try choice(key, of: ReceiverRegime.allCases)
     }
 
     func object(_ key: String) throws(DaemonFileError) -> JSONFields? {
@@ -295,12 +299,8 @@ enum LocationJSON {
             fixMode: .threeD)
         location.altitude = try fields.number("altitude")
         location.horizontalAccuracy = try fields.number("horizontalAccuracy")
-        if let source = try fields.string("horizontalAccuracySource") {
-            guard let known = AccuracySource(rawValue: source) else {
-                throw fields.damaged("horizontalAccuracySource", "is \"\(source)\", not gst, receiver or gpsdEstimate")
-            }
-            location.horizontalAccuracySource = known
-        }
+        location.horizontalAccuracySource = try fields.choice(
+            "horizontalAccuracySource", of: [AccuracySource.gst, .receiver, .gpsdEstimate])
         location.verticalAccuracy = try fields.number("verticalAccuracy")
         location.speed = try fields.number("speed")
         location.speedAccuracy = try fields.number("speedAccuracy")
@@ -315,12 +315,7 @@ enum LocationJSON {
         location.satellitesUsed = try fields.integer("satellitesUsed")
         location.hdop = try fields.number("hdop")
         location.device = try fields.string("device")
-        if let origin = try fields.string("origin") {
-            guard let known = LocationOrigin(rawValue: origin) else {
-                throw fields.damaged("origin", "is \"\(origin)\", not live or replay")
-            }
-            location.origin = known
-        }
+        location.origin = try fields.choice("origin", of: [LocationOrigin.live, .replay]) ?? .live
         return location
     }
 }

@@ -5,7 +5,7 @@ import Policy
 import Testing
 
 /// A fresh temporary directory, removed when the test ends.
-final class TemporaryFolder {
+private final class TemporaryFolder {
     let path: String
     init() throws {
         path = NSTemporaryDirectory() + "lodestar-daemon-\(UUID().uuidString)"
@@ -22,13 +22,13 @@ final class TemporaryFolder {
     var entries: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
 }
 
-let sampleLocation = Location(
+private let sampleLocation = Location(
     timestamp: UTCTime(seconds: 1_796_000_000, nanoseconds: 250_000_000), latitude: 48.8583701,
     longitude: -2.2944813, altitude: 35.5, horizontalAccuracy: 4.2, horizontalAccuracySource: .gst,
     verticalAccuracy: 6.1, speed: 12.25, speedAccuracy: 0.3, course: 271.5, courseAccuracy: 2, fixMode: .twoD,
     satellitesUsed: 9, hdop: 0.9, device: "/dev/ttyACM0", origin: .live)
 
-let sampleStatus = DaemonStatus(
+private let sampleStatus = DaemonStatus(
     pid: 4242, started: UTCTime(seconds: 1_796_000_000), updated: UTCTime(seconds: 1_796_003_600, nanoseconds: 1_000_000),
     profile: "car", device: "/dev/ttyACM0", receiver: "u-blox 8 (UBX)", mechanism: "ubx", regime: .standby,
     regimeReason: "stopped for 5 min", lastFix: sampleLocation.timestamp, lastLocation: sampleLocation,
@@ -80,7 +80,7 @@ let sampleStatus = DaemonStatus(
         ),
         (
             #"{"pid": 7, "started": "2026-11-30T03:22:00Z", "updated": "2026-11-30T03:22:00Z", "profile": "car", "mechanism": "ubx", "regime": "asleep"}"#,
-            "\"regime\" is \"asleep\", not a regime (off, standby, powerSave, continuous)"
+            "\"regime\" is \"asleep\", not one of off, standby, powerSave, continuous"
         ),
         (
             #"{"pid": 7, "started": "2026-11-30T03:22:00Z", "updated": "2026-11-30T03:22:00Z", "profile": "car", "mechanism": "ubx", "regime": "off", "fixesDelivered": "many"}"#,
@@ -89,6 +89,10 @@ let sampleStatus = DaemonStatus(
         (
             #"{"pid": 7, "started": "2026-11-30T03:22:00Z", "updated": "2026-11-30T03:22:00Z", "profile": "car", "mechanism": "ubx", "regime": "off", "lastLocation": {"timestamp": "2026-11-30T03:22:00Z", "latitude": 91, "longitude": 0}}"#,
             "\"lastLocation.latitude\" is 91.0, not a latitude"
+        ),
+        (
+            #"{"pid": 7, "started": "2026-11-30T03:22:00Z", "updated": "2026-11-30T03:22:00Z", "profile": "car", "mechanism": "ubx", "regime": "off", "lastLocation": {"timestamp": "2026-11-30T03:22:00Z", "latitude": 1, "longitude": 0, "horizontalAccuracySource": "guess"}}"#,
+            "\"lastLocation.horizontalAccuracySource\" is \"guess\", not one of gst, receiver, gpsdEstimate"
         ),
     ])
     func aDamagedFileSaysWhatAndWhere(text: String, message: String) {

@@ -110,7 +110,8 @@ public struct EnergyLedger: Sendable {
     /// `0.42 mAh against 1.73 mAh always on (76 % saved)`; `(5 % more)` when it drew more; no percentage
     /// before any charge.
     public static func summary(charge: Double, alwaysOn: Double) -> String {
-        let figures = "\(StatusText.fixed(charge, decimals: 2)) mAh against \(StatusText.fixed(alwaysOn, decimals: 2)) mAh always on"
+        let (drawn, baseline) = (StatusText.fixed(charge, decimals: 2), StatusText.fixed(alwaysOn, decimals: 2))
+        let figures = "\(drawn) mAh against \(baseline) mAh always on"
         guard let saving = saving(charge: charge, alwaysOn: alwaysOn) else { return figures }
         let percent = Int(saving.rounded())
         return percent >= 0 ? "\(figures) (\(percent) % saved)" : "\(figures) (\(-percent) % more)"

@@ -26,8 +26,9 @@ public struct PersistedStateFile: Sendable {
 
     /// The saved state. Missing: a fresh state. Damaged: moved aside to `state.json.damaged-<UTC time>` (kept
     /// for a look, out of the way of the next save) and a fresh state. Unreadable: a fresh state, and the next
-    /// save replaces the file.
+    /// save replaces the file. Temporary files a power cut left from a save are removed.
     public func load(now: UTCTime = .now()) -> Loaded {
+        AtomicFile.removeLeftovers(of: path)
         do throws(DaemonFileError) {
             return Loaded(state: try Self.decode(try AtomicFile.read(path), path: path), message: nil)
         } catch .missing {
@@ -42,7 +43,8 @@ public struct PersistedStateFile: Sendable {
                 message: "the saved state \(path) is damaged (\(reason)): \(moved); starting from a fresh state")
         } catch {
             return Loaded(
-                state: PersistedState(), message: "the saved state cannot be read (\(error)); starting from a fresh state")
+                state: PersistedState(),
+                message: "the saved state cannot be read (\(error)); starting from a fresh state")
         }
     }
 

@@ -150,6 +150,17 @@ enum AtomicFile {
         if durable { try syncDirectory(directory, for: path) }
     }
 
+    /// Removes the temporary files `replace` left beside `path` when the power went between writing one and
+    /// renaming it (each is named after the process that wrote it, so none would be reused).
+    static func removeLeftovers(of path: String) {
+        let prefix = String(path.split(separator: "/").last ?? "") + ".tmp-"
+        let directory = directoryName(of: path)
+        for name in directoryEntries(directory) where name.hasPrefix(prefix) {
+            guard name.dropFirst(prefix.count).allSatisfy(\.isNumber) else { continue }
+            unlink(DaemonConfiguration.resolve(name, under: directory))
+        }
+    }
+
     /// Makes a rename in `directory` survive a power cut.
     static func syncDirectory(_ directory: String, for path: String) throws(DaemonFileError) {
         let descriptor = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }

@@ -133,7 +133,8 @@ enum StatusCommand {
             ("state", .string(liveness.rawValue)),
             ("statusAgeSeconds", .number((now.interval(since: status.updated) * 10).rounded() / 10)),
         ]
-        if let saving = EnergyLedger.saving(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours) {
+        let saving = EnergyLedger.saving(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours)
+        if let saving {
             members.append(("savingPercent", .number((saving * 10).rounded() / 10)))
         }
         members.append(("status", StatusFile.value(status)))

@@ -151,6 +151,16 @@ private let sampleStatus = DaemonStatus(
         #expect(file.load().state == PersistedState())
     }
 
+    @Test func aSaveCutShortLeavesTheOldStateAndLoadRemovesItsTemporaryFile() throws {
+        let folder = try TemporaryFolder()
+        let file = PersistedStateFile(stateDirectory: folder.path)
+        try file.save(saved)
+        try folder.write("state.json.tmp-31337", "{\"runs\": ")
+        try folder.write("state.json.tmp-notes", "kept: not one of ours")
+        #expect(file.load().state == saved)
+        #expect(folder.entries == ["state.json", "state.json.tmp-notes"])
+    }
+
     @Test func aMissingFileIsAFreshStart() throws {
         let folder = try TemporaryFolder()
         let loaded = PersistedStateFile(stateDirectory: folder.path).load()

@@ -64,13 +64,16 @@ public struct DaemonStatus: Sendable, Equatable {
     public var alwaysOnMilliampHours: Double
     public var lastError: String?
     public var lastErrorAt: UTCTime?
+    /// Seconds between writes of the status (the config's `status.updateInterval`): a status much older than
+    /// this comes from a service that is hung or gone.
+    public var updateInterval: Double
 
     public init(
         pid: Int32, started: UTCTime, updated: UTCTime, profile: String, device: String? = nil,
         receiver: String? = nil, mechanism: String, regime: ReceiverRegime, regimeReason: String,
         lastFix: UTCTime? = nil, lastLocation: Location? = nil, fixesDelivered: Int = 0,
         chargeMilliampHours: Double = 0, alwaysOnMilliampHours: Double = 0, lastError: String? = nil,
-        lastErrorAt: UTCTime? = nil
+        lastErrorAt: UTCTime? = nil, updateInterval: Double = 5
     ) {
         self.pid = pid
         self.started = started
@@ -88,6 +91,7 @@ public struct DaemonStatus: Sendable, Equatable {
         self.alwaysOnMilliampHours = alwaysOnMilliampHours
         self.lastError = lastError
         self.lastErrorAt = lastErrorAt
+        self.updateInterval = updateInterval
     }
 }
 

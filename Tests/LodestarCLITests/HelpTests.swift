@@ -67,7 +67,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             Set(commandPaths.map { $0.joined(separator: " ") }) == [
                 "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
                 "profiles validate", "profiles schema", "receiver", "receiver identify", "receiver sleep",
-                "receiver wake", "receiver test",
+                "receiver wake", "receiver test", "status",
             ])
     }
 
@@ -177,6 +177,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         try Data().write(to: URL(fileURLWithPath: empty))
         try Data("x".utf8).write(to: URL(fileURLWithPath: existing))
         try Data(#"{"name":"x","policy":{"nonsense":1}}"#.utf8).write(to: URL(fileURLWithPath: invalidProfile))
+        try FileManager.default.createDirectory(atPath: folder + "/damaged", withIntermediateDirectories: true)
+        try Data("{".utf8).write(to: URL(fileURLWithPath: folder + "/damaged/status.json"))
         let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
         let closedPort = String(try freeLoopbackPort())
 
@@ -214,6 +216,9 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             (["profiles", "validate", folder + "/missing.json"], 66, false),
             (["profiles", "validate", invalidProfile], 78, false),
             (["profiles", "validate", "car"], 74, true),
+            (["status", "--bogus"], 64, false),
+            (["status", "--runtime-dir", folder], 69, false),
+            (["status", "--runtime-dir", folder + "/damaged"], 65, false),
         ]
         cases += commandPaths.map { ($0 + ["--help"], 0, false) }
         for (arguments, expected, failingOutput) in cases {

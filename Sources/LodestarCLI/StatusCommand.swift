@@ -1,0 +1,143 @@
+import Daemon
+import GPSModel
+import JSON
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `lodestar status`: what the running service last wrote to its status file, and whether it is still alive.
+enum StatusCommand {
+    static let declaration = CommandDeclaration(
+        path: ["status"],
+        abstract: "what the running service is doing: regime, last fix, receiver, energy saved, last error",
+        discussion: """
+            Reads the status file 'lodestar run' rewrites every few seconds in its runtime directory and prints
+            the regime the receiver is in and why, the age of the last fix, the receiver and how it is powered,
+            the fixes delivered, the estimated charge drawn since start against always-on, and the last error.
+            It also checks that the service's process is alive and that the status is fresh; a status not
+            updated for three update intervals is flagged (the service may be hung).
+            """,
+        options: [
+            .value("runtime-dir", "dir", help: "the service's runtime directory", default: "/run/lodestar"),
+            .flag("json", help: "print the status as one JSON object, with 'state' running, stale or stopped"),
+        ],
+        exitStatuses: [
+            ExitStatusDeclaration(.success, "the service is running (its status may be stale: it says so)"),
+            .usageError,
+            ExitStatusDeclaration(.dataError, "the status file is damaged"),
+            ExitStatusDeclaration(.noInput, "the status file cannot be read (permission)"),
+            ExitStatusDeclaration(.unavailable, "the service is not running (no status file, or its process is gone)"),
+            .outputNotWritten,
+        ],
+        body: status(_:context:))
+
+    /// Whether the service that wrote a status still runs, and whether it keeps its status up to date.
+    enum Liveness: String {
+        case running, stale, stopped
+    }
+
+    static func status(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
+        let file = StatusFile(runtimeDirectory: parsed.string("runtime-dir") ?? "/run/lodestar")
+        let status: DaemonStatus
+        do throws(DaemonFileError) {
+            status = try file.read()
+        } catch {
+            switch error {
+            case .missing:
+                context.say("lodestar is not running (no \(file.path))")
+                return .unavailable
+            case .damaged:
+                context.say("lodestar status: \(error)")
+                return .dataError
+            case .unreadable, .unwritable:
+                context.say("lodestar status: cannot read the status: \(error)")
+                return .noInput
+            }
+        }
+        let now = UTCTime.now()
+        let liveness = liveness(of: status, now: now)
+        let text =
+            parsed.flags.contains("json")
+            ? JSONWriter.text(json(status, liveness: liveness, now: now))
+            : lines(status, liveness: liveness, now: now).joined(separator: "\n") + "\n"
+        switch context.standardOutput.write(text) {
+        case .written, .readerGone: break
+        case .failed: return .ioError
+        }
+        return liveness == .stopped ? .unavailable : .success
+    }
+
+    /// Stopped when its process is gone (a process we may not signal still runs); stale when the status is
+    /// older than three update intervals (ten seconds at least, for a slow Pi).
+    static func liveness(of status: DaemonStatus, now: UTCTime) -> Liveness {
+        guard kill(status.pid, 0) == 0 || errno == EPERM else { return .stopped }
+        return now.interval(since: status.updated) > max(3 * status.updateInterval, 10) ? .stale : .running
+    }
+
+    static func lines(_ status: DaemonStatus, liveness: Liveness, now: UTCTime) -> [String] {
+        var lines: [String] = []
+        let age = now.interval(since: status.updated)
+        switch liveness {
+        case .running, .stale:
+            lines.append(
+                "lodestar is running: pid \(status.pid), profile \(status.profile), up "
+                    + StatusText.duration(now.interval(since: status.started)))
+            if liveness == .stale {
+                lines.append(
+                    "warning: the status was last updated \(StatusText.ago(age)) (it is written every "
+                        + "\(StatusText.duration(status.updateInterval))): the service may be hung")
+            }
+        case .stopped:
+            lines.append(
+                "lodestar is not running (pid \(status.pid) is gone) since \(status.updated.iso8601) "
+                    + "(\(StatusText.ago(age))); its last status:")
+        }
+        let reason = status.regimeReason.isEmpty ? "" : " (\(status.regimeReason))"
+        lines.append("regime: \(status.regime.rawValue)\(reason)")
+        if let lastFix = status.lastFix {
+            var fix = "last fix: " + StatusText.ago(now.interval(since: lastFix))
+            if let location = status.lastLocation { fix += ", " + position(location) }
+            lines.append(fix)
+        } else {
+            lines.append("last fix: none yet")
+        }
+        let receiver = [status.device, status.receiver].compactMap { $0 }.joined(separator: ", ")
+        lines.append(
+            "receiver: \(receiver.isEmpty ? "none identified yet" : receiver); mechanism: \(status.mechanism)")
+        lines.append("fixes delivered: \(status.fixesDelivered)")
+        lines.append(
+            "energy since start: "
+                + EnergyLedger.summary(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours))
+        if let lastError = status.lastError {
+            let when = status.lastErrorAt.map { " (\(StatusText.ago(now.interval(since: $0))))" } ?? ""
+            lines.append("last error: \(lastError)\(when)")
+        } else {
+            lines.append("last error: none")
+        }
+        return lines
+    }
+
+    /// `48.8583700 N, 2.2944800 E, ±4.2 m`.
+    static func position(_ location: Location) -> String {
+        let latitude = StatusText.fixed(abs(location.latitude), decimals: 7) + (location.latitude < 0 ? " S" : " N")
+        let longitude =
+            StatusText.fixed(abs(location.longitude), decimals: 7) + (location.longitude < 0 ? " W" : " E")
+        let accuracy = location.horizontalAccuracy.map { ", ±" + StatusText.fixed($0, decimals: 1) + " m" } ?? ""
+        return "\(latitude), \(longitude)\(accuracy)"
+    }
+
+    /// The status file's object, with what this command worked out: `state`, the status's age and the saving.
+    static func json(_ status: DaemonStatus, liveness: Liveness, now: UTCTime) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("state", .string(liveness.rawValue)),
+            ("statusAgeSeconds", .number((now.interval(since: status.updated) * 10).rounded() / 10)),
+        ]
+        let saving = EnergyLedger.saving(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours)
+        if let saving {
+            members.append(("savingPercent", .number((saving * 10).rounded() / 10)))
+        }
+        members.append(("status", StatusFile.value(status)))
+        return .object(members)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+
+@testable import LodestarCLI
+
+/// A runtime directory holding a status file as `lodestar run` writes it (written here by hand, so the file's
+/// format is checked too).
+private final class RuntimeDirectory {
+    let path: String
+    init() throws {
+        path = NSTemporaryDirectory() + "lodestar-status-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func write(_ text: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path + "/status.json"))
+    }
+
+    /// A status written `updatedAgo` seconds ago by `pid`, started an hour and a half ago, its last fix
+    /// 3 min 20 s ago.
+    func writeStatus(pid: Int32, updatedAgo: Double = 0, lastError: Bool = true) throws {
+        let now = Date()
+        let error =
+            lastError
+            ? #""lastError": "jsonl /var/lib/lodestar/track/locations.jsonl: No space left on device", "lastErrorAt": "\#(iso(now - 125))","#
+            : ""
+        try write(
+            """
+            {
+              "pid": \(pid), "started": "\(iso(now - 5400))", "updated": "\(iso(now - updatedAgo))",
+              "updateInterval": 5, "profile": "car", "device": "/dev/ttyACM0", "receiver": "u-blox 8 (UBX)",
+              "mechanism": "ubx", "regime": "standby", "regimeReason": "stopped for 5 min",
+              "lastFix": "\(iso(now - 200))",
+              "lastLocation": {"timestamp": "\(iso(now - 200))", "latitude": 48.8583701, "longitude": -2.2944813,
+                               "horizontalAccuracy": 4.2, "fixMode": "3d"},
+              "fixesDelivered": 1234, \(error)
+              "chargeMilliampHours": 0.42, "alwaysOnMilliampHours": 1.73
+            }
+            """)
+    }
+
+    private func iso(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+}
+
+/// The pid of a process that has ended and been reaped.
+private func deadProcessID() throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/true")
+    try process.run()
+    process.waitUntilExit()
+    return process.processIdentifier
+}
+
+@Suite struct StatusCommandTests {
+    @Test func aRunningServiceIsDescribedLineByLine() throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.writeStatus(pid: getpid())
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 0, "\(error)")
+        #expect(error.isEmpty)
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 7, "\(output)")
+        #expect(lines.first?.hasPrefix("lodestar is running: pid \(getpid()), profile car, up 1 h 30 min") == true)
+        #expect(lines.contains("regime: standby (stopped for 5 min)"))
+        #expect(lines.contains("last fix: 3 min ago, 48.8583701 N, 2.2944813 W, ±4.2 m"))
+        #expect(lines.contains("receiver: /dev/ttyACM0, u-blox 8 (UBX); mechanism: ubx"))
+        #expect(lines.contains("fixes delivered: 1234"))
+        #expect(lines.contains("energy since start: 0.42 mAh against 1.73 mAh always on (76 % saved)"))
+        #expect(
+            lines.contains("last error: jsonl /var/lib/lodestar/track/locations.jsonl: No space left on device (2 min ago)"))
+        #expect(!output.contains("warning"))
+    }
+
+    @Test func aMinimalStatusSaysNoneYet() throws {
+        let runtime = try RuntimeDirectory()
+        let now = ISO8601DateFormatter().string(from: Date())
+        try runtime.write(
+            #"{"pid": \#(getpid()), "started": "\#(now)", "updated": "\#(now)", "profile": "bike", "mechanism": "none", "regime": "continuous"}"#
+        )
+        let (code, output, _) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 0)
+        #expect(output.contains("\nregime: continuous\n"))
+        #expect(output.contains("\nlast fix: none yet\n"))
+        #expect(output.contains("\nreceiver: none identified yet; mechanism: none\n"))
+        #expect(output.contains("\nenergy since start: 0.00 mAh against 0.00 mAh always on\n"))
+        #expect(output.hasSuffix("\nlast error: none\n"))
+    }
+
+    @Test func aStaleStatusIsFlaggedButTheServiceRuns() throws {
+        let runtime = try RuntimeDirectory()
+        // pid 1 always runs; a user who may not signal it gets EPERM, which counts as alive too.
+        try runtime.writeStatus(pid: 1, updatedAgo: 600)
+        let (code, output, _) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 0)
+        #expect(
+            output.contains(
+                "\nwarning: the status was last updated 10 min ago (it is written every 5 s): the service may be hung\n"),
+            "\(output)")
+    }
+
+    @Test func aGoneProcessIsNotRunningWithItsLastStatus() throws {
+        let runtime = try RuntimeDirectory()
+        let pid = try deadProcessID()
+        try runtime.writeStatus(pid: pid, updatedAgo: 90)
+        let (code, output, _) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 69)
+        #expect(output.hasPrefix("lodestar is not running (pid \(pid) is gone) since "), "\(output)")
+        #expect(output.contains("(1 min ago); its last status:\nregime: standby (stopped for 5 min)\n"), "\(output)")
+    }
+
+    @Test func noStatusFileIsNotRunning() throws {
+        let runtime = try RuntimeDirectory()
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 69)
+        #expect(output.isEmpty)
+        #expect(error == "lodestar is not running (no \(runtime.path)/status.json)\n")
+    }
+
+    @Test func aDamagedStatusFileIsADataError() throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.write(#"{"pid": 12, "started": "#)
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 65)
+        #expect(output.isEmpty)
+        #expect(error.hasPrefix("lodestar status: \(runtime.path)/status.json is damaged: line 1, column "), "\(error)")
+    }
+
+    @Test func aStatusFileThatCannotBeReadIsNoInput() throws {
+        let runtime = try RuntimeDirectory()
+        try FileManager.default.createDirectory(atPath: runtime.path + "/status.json", withIntermediateDirectories: false)
+        let (code, _, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 66)
+        #expect(error.contains("cannot read the status"), "\(error)")
+    }
+
+    @Test func jsonSaysTheStateAndCarriesTheStatus() throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.writeStatus(pid: getpid(), lastError: false)
+        let (code, output, _) = run(["status", "--runtime-dir", runtime.path, "--json"])
+        #expect(code == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        #expect(object["state"] as? String == "running")
+        #expect((object["savingPercent"] as? Double).map { abs($0 - 75.7) < 0.01 } == true)
+        let status = try #require(object["status"] as? [String: Any])
+        #expect(status["pid"] as? Int == Int(getpid()))
+        #expect(status["regime"] as? String == "standby")
+        #expect(status["lastError"] == nil)
+        #expect((status["lastLocation"] as? [String: Any])?["latitude"] as? Double == 48.8583701)
+
+        try runtime.writeStatus(pid: try deadProcessID())
+        let (stoppedCode, stopped, _) = run(["status", "--runtime-dir", runtime.path, "--json"])
+        #expect(stoppedCode == 69)
+        #expect(stopped.contains(#""state": "stopped""#))
+    }
+}

@@ -74,26 +74,58 @@ public final class DaemonService {
     private var failing: [String: String] = [:]
     private var run: ManagedRun?
     private let started = monotonicSeconds()
-    private let startedAt = wallClock()
+    private let startedAt = UTCTime.now()
     private var status: DaemonStatus
-    private var state: PersistedState
+    /// What the state file held at start; `state` is it plus this run.
+    private var savedState = PersistedState()
+    private var state = PersistedState()
+    private var ledger: EnergyLedger
+    /// Charge of the runs before the last reload (each reload starts a ledger with the new model).
+    private var chargeBeforeReload = (charge: 0.0, alwaysOn: 0.0)
+    private let notifier: SystemdNotifier
+    private var nextStatus = 0.0
+    private var nextSave = 0.0
+    private var nextWatchdog = 0.0
 
-    public init(setup: DaemonSetup, hooks: Hooks) {
+    /// `environment` is where systemd's NOTIFY_SOCKET and WATCHDOG_USEC are read (the process's by default).
+    public init(setup: DaemonSetup, hooks: Hooks, environment: [String: String] = SystemdNotifier.processEnvironment()) {
         self.setup = setup
         self.hooks = hooks
+        notifier = SystemdNotifier(environment: environment)
         status = DaemonStatus(
             pid: getpid(), started: startedAt, updated: startedAt, profile: setup.profile.name,
             device: setup.configuration.gpsd.device, mechanism: Self.mechanismName(setup),
-            regime: .continuous, regimeReason: "starting")
-        state = PersistedState()
+            regime: .continuous, regimeReason: "starting", updateInterval: setup.configuration.status.updateInterval)
+        ledger = EnergyLedger(model: setup.profile.receiver, start: 0)
+    }
+
+    /// The receiver's charge this run as the service estimated it (mAh), and what always-on would have drawn.
+    public var estimatedCharge: (charge: Double, alwaysOn: Double) {
+        (status.chargeMilliampHours, status.alwaysOnMilliampHours)
     }
 
     /// Seconds since the service started, on the monotonic clock.
     private var t: Double { monotonicSeconds() - started }
+    /// Seconds since the service started on the runtime's clock (the receiver's, in the demo).
+    private var receiverSeconds: Double { t * setup.clockRate }
 
     /// Runs until `hooks.shouldStop`; returns within about 2 s of it.
     public func runUntilStopped() -> DaemonOutcome {
         if let problem = Self.prepareDirectories(setup.configuration) { return .cannotCreate(problem) }
+        let stateFile = PersistedStateFile(stateDirectory: setup.configuration.stateDirectory)
+        let loaded = stateFile.load()
+        if let message = loaded.message { hooks.log("lodestar run: \(message)") }
+        savedState = loaded.state
+        state = savedState
+        state.runs += 1
+        if let last = savedState.lastLocation {
+            status.lastFix = last.timestamp
+            status.lastLocation = last
+            hooks.log(
+                "lodestar run: restored: last location \(last.timestamp.iso8601), receiver left in "
+                    + "\(savedState.regime?.rawValue ?? "an unknown regime"), \(savedState.fixesDelivered) locations over "
+                    + "\(savedState.runs) earlier runs")
+        }
         outputs = hooks.makeOutputs(setup.configuration)
         hooks.log(
             "lodestar run: profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
@@ -101,6 +133,8 @@ public final class DaemonService {
                 + ", power control \(Self.mechanismName(setup)); outputs: "
                 + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", ")))
         run = ManagedRun(setup: setup, restoring: state.lastLocation)
+        publish()
+        notify(notifier.ready(status: status.systemdStatusLine(now: UTCTime.now())))
         var nextTick = 0.0
         while let current = run {
             current.waitForUpdates(seconds: 0.2)
@@ -112,6 +146,7 @@ public final class DaemonService {
             }
             if hooks.shouldStop(), !current.isShuttingDown {
                 hooks.log("lodestar run: stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
+                notify(notifier.stopping())
                 current.shutDown()
             }
             if current.isShuttingDown, current.shutDownFor > 1.8 {
@@ -124,10 +159,78 @@ public final class DaemonService {
                 nextTick = t + 1
                 tickOutputs()
             }
+            housekeeping()
         }
         for output in outputs { output.close() }
         outputs = []
+        publish()
+        save()
         return .stopped
+    }
+
+    /// The status file and systemd's STATUS line every `updateInterval`, the state file every minute, the
+    /// watchdog at half its interval.
+    private func housekeeping() {
+        let now = t
+        if now >= nextStatus {
+            nextStatus = now + setup.configuration.status.updateInterval
+            publish()
+            notify(notifier.status(status.systemdStatusLine(now: status.updated)))
+        }
+        if now >= nextSave {
+            nextSave = now + 60
+            save()
+        }
+        if let interval = notifier.watchdogInterval, now >= nextWatchdog {
+            nextWatchdog = now + interval
+            notify(notifier.watchdog())
+        }
+    }
+
+    private func publish() {
+        let charge = chargeBeforeReload.charge + ledger.charge(at: receiverSeconds)
+        let alwaysOn = chargeBeforeReload.alwaysOn + ledger.alwaysOn(at: receiverSeconds)
+        status.updated = UTCTime.now()
+        status.chargeMilliampHours = charge
+        status.alwaysOnMilliampHours = alwaysOn
+        state.chargeMilliampHours = savedState.chargeMilliampHours + charge
+        state.alwaysOnMilliampHours = savedState.alwaysOnMilliampHours + alwaysOn
+        state.fixesDelivered = savedState.fixesDelivered + status.fixesDelivered
+        do throws(DaemonFileError) {
+            try StatusFile(runtimeDirectory: setup.configuration.runtimeDirectory).write(status)
+            recoveredFile("status")
+        } catch {
+            failedFile("status", error.description)
+        }
+    }
+
+    private func save() {
+        do throws(DaemonFileError) {
+            try PersistedStateFile(stateDirectory: setup.configuration.stateDirectory).save(state)
+            recoveredFile("state")
+        } catch {
+            failedFile("state", error.description)
+        }
+    }
+
+    private func failedFile(_ name: String, _ reason: String) {
+        guard failing[name] != reason else { return }
+        failing[name] = reason
+        hooks.log("lodestar run: cannot write the \(name) file: \(reason)")
+        note(error: reason)
+    }
+
+    private func recoveredFile(_ name: String) {
+        guard failing.removeValue(forKey: name) != nil else { return }
+        hooks.log("lodestar run: the \(name) file is written again")
+    }
+
+    private var notifyFailed = false
+
+    /// A failed notification is logged once; the service never stops for it.
+    private func notify(_ failure: NotifyFailure?) {
+        if let failure, !notifyFailed { hooks.log("lodestar run: \(failure)") }
+        notifyFailed = failure != nil
     }
 
     private func apply(_ reload: DaemonReload) {
@@ -138,6 +241,7 @@ public final class DaemonService {
             note(error: "reload refused: " + (problems.first ?? "invalid config"))
         case .accepted(let new):
             hooks.log("lodestar run: reloading: profile \(new.profile.name)")
+            notify(notifier.reloading())
             let old = run
             old?.shutDown()
             // The old manager puts the receiver in its exit regime; the new one wakes it as any start does.
@@ -153,17 +257,24 @@ public final class DaemonService {
                 if let problem = Self.prepareDirectories(new.configuration) { hooks.log("lodestar run: \(problem)") }
                 outputs = hooks.makeOutputs(new.configuration)
             }
+            chargeBeforeReload.charge += ledger.charge(at: receiverSeconds)
+            chargeBeforeReload.alwaysOn += ledger.alwaysOn(at: receiverSeconds)
+            let startedAgain = t * new.clockRate
             setup = new
+            ledger = EnergyLedger(model: new.profile.receiver, start: startedAgain)
             status.profile = new.profile.name
             status.mechanism = Self.mechanismName(new)
+            status.updateInterval = new.configuration.status.updateInterval
             run = ManagedRun(setup: new, restoring: state.lastLocation)
+            publish()
+            notify(notifier.ready(status: status.systemdStatusLine(now: UTCTime.now())))
         }
     }
 
     // MARK: Updates
 
     private func handle(_ update: LocationUpdate) {
-        let now = wallClock()
+        let now = UTCTime.now()
         switch update {
         case .locations(let locations):
             for location in locations {
@@ -186,6 +297,7 @@ public final class DaemonService {
             if case .acquisitionFailed = kind { note(error: "no fix: \(detail)") }
             write(.event(kind, detail: detail, t: t, at: now), now: now)
         case .power(let event):
+            if setup.power != nil { ledger.record(event, at: receiverSeconds) }
             hooks.log("lodestar run: power: \(event.kind.rawValue): \(event.detail)")
             switch event.kind {
             case .receiverIdentified, .receiverUnknown: status.receiver = event.detail
@@ -201,7 +313,7 @@ public final class DaemonService {
 
     private func note(error: String) {
         status.lastError = error
-        status.lastErrorAt = wallClock()
+        status.lastErrorAt = UTCTime.now()
     }
 
     private func write(_ record: TrackRecord, now: UTCTime) {
@@ -216,7 +328,7 @@ public final class DaemonService {
     }
 
     private func tickOutputs() {
-        let now = wallClock()
+        let now = UTCTime.now()
         for output in outputs {
             do throws(OutputFailure) {
                 try output.tick(now: now)
@@ -271,13 +383,6 @@ public final class DaemonService {
 public enum DaemonReload: Sendable {
     case accepted(DaemonSetup)
     case rejected([String])
-}
-
-/// UTC now, from the system's wall clock.
-public func wallClock() -> UTCTime {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return UTCTime(seconds: Int64(spec.tv_sec), nanoseconds: Int32(spec.tv_nsec))
 }
 
 /// One `LocationManager` running a setup's profile, and the updates it gave that the service has not taken.

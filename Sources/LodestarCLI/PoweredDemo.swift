@@ -108,6 +108,11 @@ enum PoweredDemo {
             "lodestar demo: the receiver drew \(TextLine.fixed(drawn, decimals: 2, width: 1)) mAh over "
                 + "\(TextLine.fixed((end - start) / 60, decimals: 1, width: 1)) min; always on it would have drawn "
                 + "\(TextLine.fixed(alwaysOn, decimals: 2, width: 1)) mAh (\(TextLine.fixed(share, decimals: 0, width: 1)) %)")
+        let estimate = service.estimatedCharge
+        context.say(
+            "lodestar demo: lodestar run estimated \(TextLine.fixed(estimate.charge, decimals: 2, width: 1)) mAh against "
+                + "\(TextLine.fixed(estimate.alwaysOn, decimals: 2, width: 1)) mAh always on, from what power control saw "
+                + "the receiver do and the profile's currents")
         if let staleness = DemoStaleness(contents: contents, until: end, delivered: deliveries) {
             context.say(
                 "lodestar demo: staleness (true position to the last delivered location, \(staleness.truePoints) true fixes):"

@@ -44,12 +44,18 @@ import Testing
     func udevComplaintsAboutABrokenRuleAreFound() throws {
         let stage = try Stage()
         _ = try stage.install()
-        try #"SUBSYSTEM=="tty", COLOUR="blue", GROUP="no-such-group-for-lodestar""# .write(
+        let broken = #"""
+            SUBSYSTEM=="tty", COLOUR="blue"
+            SUBSYSTEM=="tty", GROUP="no-such-group-for-lodestar"
+
+            """#
+        try broken.write(
             toFile: stage.destdir + "/usr/local/lib/udev/rules.d/62-lodestar-broken.rules", atomically: true,
             encoding: .utf8)
         let complaints = UdevTest.complaints(try UdevTest.run(stage).errors)
         #expect(complaints.count == 2, "\(complaints)")
-        #expect(complaints.allSatisfy { $0.contains("62-lodestar-broken.rules:1") }, "\(complaints)")
+        #expect(complaints.first?.contains("62-lodestar-broken.rules:1 ") == true, "\(complaints)")
+        #expect(complaints.last?.contains("62-lodestar-broken.rules:2 ") == true, "\(complaints)")
     }
 
     @Test func installPutsExactlyTheFilesHardwareMdListsAndUninstallRemovesThem() throws {
@@ -148,8 +154,9 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let outputPath = directory + "/stdout"
     let errorPath = directory + "/stderr"
-    FileManager.default.createFile(atPath: outputPath, contents: nil)
-    FileManager.default.createFile(atPath: errorPath, contents: nil)
+    for path in [outputPath, errorPath] where !FileManager.default.createFile(atPath: path, contents: nil) {
+        throw PackagingFailure("cannot create \(path)")
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable.contains("/") ? executable : try onPath(executable))
     process.arguments = arguments

@@ -67,7 +67,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             Set(commandPaths.map { $0.joined(separator: " ") }) == [
                 "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
                 "profiles validate", "profiles schema", "receiver", "receiver identify", "receiver sleep",
-                "receiver wake", "receiver test",
+                "receiver wake", "receiver test", "config", "config validate", "config show",
             ])
     }
 
@@ -178,6 +178,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         try Data("x".utf8).write(to: URL(fileURLWithPath: existing))
         try Data(#"{"name":"x","policy":{"nonsense":1}}"#.utf8).write(to: URL(fileURLWithPath: invalidProfile))
         let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
+        let examplesConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
         let closedPort = String(try freeLoopbackPort())
 
         var cases: [(arguments: [String], code: Int32, failingOutput: Bool)] = [
@@ -214,6 +216,16 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             (["profiles", "validate", folder + "/missing.json"], 66, false),
             (["profiles", "validate", invalidProfile], 78, false),
             (["profiles", "validate", "car"], 74, true),
+            (["config"], 64, false),
+            (["config", "validate", "--config", folder + "/missing.json"], 66, false),
+            (["config", "validate", "--config", invalidProfile], 78, false),
+            (["config", "validate", "--config", examplesConfig], 0, false),
+            (["config", "validate", "--config", examplesConfig], 74, true),
+            (["config", "show", "--config", folder + "/missing.json"], 66, false),
+            (["config", "show", "--config", invalidProfile], 78, false),
+            (["config", "show", "--config", examplesConfig, "--stdout", "csv"], 64, false),
+            (["config", "show", "--config", examplesConfig], 74, true),
+            (["config", "show", "--config", examplesConfig], 0, false),
         ]
         cases += commandPaths.map { ($0 + ["--help"], 0, false) }
         for (arguments, expected, failingOutput) in cases {
@@ -222,7 +234,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             // The command's own help, and the profiles group's for its subcommands.
             let path = commandPaths.filter { arguments.starts(with: $0) }.max { $0.count < $1.count } ?? []
             #expect(documentedCodes(helpText(path)).contains(code), "\(arguments) returned \(code), not in its help")
-            if path.count == 2 { #expect(documentedCodes(helpText(["profiles"])).contains(code)) }
+            if path.count == 2 { #expect(documentedCodes(helpText(Array(path.prefix(1)))).contains(code)) }
         }
     }
 

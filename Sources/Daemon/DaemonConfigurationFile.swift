@@ -110,7 +110,8 @@ public enum DaemonConfigurationReader {
             bytes = try readWholeFile(file)
         } catch {
             if error.code == ENOENT { throw .notFound(file: file) }
-            throw .unreadable(file: file, reason: strerror(error.code).map { String(cString: $0) } ?? "errno \(error.code)")
+            let reason = strerror(error.code).map { String(cString: $0) } ?? "errno \(error.code)"
+            throw .unreadable(file: file, reason: reason)
         }
         return try parse(bytes, file: file, overrides: overrides)
     }
@@ -314,7 +315,8 @@ private struct ConfigurationWalker {
     private mutating func members(_ value: JSONValue, at path: String, keys: [String]) -> Members? {
         guard case .object(let list) = value else {
             let subject = path.isEmpty ? "the document is" : "is"
-            report(path, "\(subject) \(value.typeName), not an object (allowed: an object with keys: \(keys.joined(separator: ", ")))")
+            let allowed = "an object with keys: \(keys.joined(separator: ", "))"
+            report(path, "\(subject) \(value.typeName), not an object (allowed: \(allowed))")
             return nil
         }
         var result: Members = [:]
@@ -352,8 +354,12 @@ private struct ConfigurationWalker {
         text(top, "stateDirectory", "", &configuration.stateDirectory, .absolutePath)
         text(top, "runtimeDirectory", "", &configuration.runtimeDirectory, .absolutePath)
         if let value = top["status"], let status = members(value, at: "status", keys: ConfigurationKeys.status) {
-            number(status, "noFixInterval", "status", &configuration.status.noFixInterval, ConfigurationRanges.noFixInterval)
-            number(status, "updateInterval", "status", &configuration.status.updateInterval, ConfigurationRanges.updateInterval)
+            number(
+                status, "noFixInterval", "status", &configuration.status.noFixInterval,
+                ConfigurationRanges.noFixInterval)
+            number(
+                status, "updateInterval", "status", &configuration.status.updateInterval,
+                ConfigurationRanges.updateInterval)
         }
         checkCombinations(configuration)
         return configuration
@@ -367,7 +373,8 @@ private struct ConfigurationWalker {
         }
         output(outputs, "gpx", &settings.gpx, keys: ConfigurationKeys.gpx) { walker, members, path, gpx in
             walker.text(members, "directory", path, &gpx.directory, .path)
-            walker.optionalInteger(members, "keepDays", path, &gpx.keepDays, ConfigurationRanges.keepDays, null: "keep every day")
+            walker.optionalInteger(
+                members, "keepDays", path, &gpx.keepDays, ConfigurationRanges.keepDays, null: "keep every day")
         }
         output(outputs, "stdout", &settings.stdout, keys: ConfigurationKeys.stdout) { walker, members, path, stdout in
             guard let value = members["format"] else { return }
@@ -381,7 +388,8 @@ private struct ConfigurationWalker {
             walker.optionalText(members, "group", path, &socket.group, .group, null: "the daemon's own group")
             walker.mode(members, path, &socket.mode)
         }
-        output(outputs, "capture", &settings.capture, keys: ConfigurationKeys.capture) { walker, members, path, capture in
+        output(outputs, "capture", &settings.capture, keys: ConfigurationKeys.capture) {
+            walker, members, path, capture in
             walker.text(members, "path", path, &capture.path, .path)
             walker.rotation(members, path, &capture.rotation)
             walker.flag(members, "raw", path, &capture.raw)
@@ -416,7 +424,8 @@ private struct ConfigurationWalker {
         guard let value = members["rotation"] else { return }
         let path = Self.join(parent, "rotation")
         guard let rotation = self.members(value, at: path, keys: ConfigurationKeys.rotation) else { return }
-        optionalInteger(rotation, "maxBytes", path, &target.maxBytes, ConfigurationRanges.maxBytes, null: "no size limit")
+        optionalInteger(
+            rotation, "maxBytes", path, &target.maxBytes, ConfigurationRanges.maxBytes, null: "no size limit")
         flag(rotation, "daily", path, &target.daily)
         optionalInteger(rotation, "keep", path, &target.keep, ConfigurationRanges.keep, null: "keep them all")
     }
@@ -439,7 +448,9 @@ private struct ConfigurationWalker {
             return
         }
         guard case .object(let list) = value else {
-            report(path, "is \(value.typeName), not an object (allowed: null for none, or an object with type gpio or usbPort)")
+            report(
+                path,
+                "is \(value.typeName), not an object (allowed: null for none, or an object with type gpio or usbPort)")
             return
         }
         guard let typeValue = list.first(where: { $0.key == "type" })?.value else {
@@ -563,7 +574,9 @@ private struct ConfigurationWalker {
         return text
     }
 
-    private mutating func text(_ members: Members, _ key: String, _ parent: String, _ target: inout String, _ kind: TextKind) {
+    private mutating func text(
+        _ members: Members, _ key: String, _ parent: String, _ target: inout String, _ kind: TextKind
+    ) {
         guard let value = members[key] else { return }
         if let text = string(value, at: Self.join(parent, key), kind) { target = text }
     }
@@ -603,7 +616,9 @@ private struct ConfigurationWalker {
         return text
     }
 
-    private mutating func numberValue(_ value: JSONValue, at path: String, _ range: NumberRange, null: String?) -> Double? {
+    private mutating func numberValue(
+        _ value: JSONValue, at path: String, _ range: NumberRange, null: String?
+    ) -> Double? {
         guard case .number(let number) = value else {
             let expected = null == nil ? "a number" : "a number or null"
             let nullText = null.map { "; null: \($0)" } ?? ""

@@ -13,7 +13,8 @@ enum RunOptions {
         .value(
             "config", "file", help: "the config file (docs/config.md)",
             default: DaemonConfiguration.defaultPath),
-        .value("profile", "name|file", help: "the profile: a built-in, a name in profileDirectory, or a file (profile)"),
+        .value(
+            "profile", "name|file", help: "the profile: a built-in, a name in profileDirectory, or a file (profile)"),
         .value("gpsd", "host[:port]", help: "where gpsd listens (gpsd.host, gpsd.port)"),
         .value("device", "path", help: "the receiver as gpsd names it (gpsd.device)"),
         .value("jsonl", "path|none", help: "the jsonl track file, or none (outputs.jsonl)"),
@@ -46,7 +47,11 @@ enum RunOptions {
         /// `none` turns an output off; anything else is its path and turns it on.
         func output(_ flag: String, _ key: String) {
             guard let text = parsed.string(flag) else { return }
-            if text == "none" { add(key, .null, flag) } else { add(key + "." + (key == "outputs.gpx" ? "directory" : "path"), .string(text), flag) }
+            if text == "none" {
+                add(key, .null, flag)
+            } else {
+                add(key + "." + (key == "outputs.gpx" ? "directory" : "path"), .string(text), flag)
+            }
         }
         if let profile = parsed.string("profile") { add("profile", .string(profile), "profile") }
         if let gpsd = parsed.string("gpsd") {
@@ -69,11 +74,14 @@ enum RunOptions {
             try checkChoice(connection, flag: "connection")
             add("receiver.connection", .string(connection), "connection")
         }
-        if let text = parsed.string("power-switch") { add("receiver.powerSwitch", try powerSwitch(text), "power-switch") }
+        if let text = parsed.string("power-switch") {
+            add("receiver.powerSwitch", try powerSwitch(text), "power-switch")
+        }
         if parsed.flags.contains("no-power-control") { add("receiver.powerControl", .bool(false), "no-power-control") }
         if let assignment = parsed.string("set") {
             guard let override = DaemonConfigurationOverride(assignment: assignment) else {
-                throw UsageError(message: "option '--set' takes KEY=VALUE (outputs.jsonl.fsyncInterval=5), not '\(assignment)'")
+                throw UsageError(
+                    message: "option '--set' takes KEY=VALUE (outputs.jsonl.fsyncInterval=5), not '\(assignment)'")
             }
             result.append(override)
         }

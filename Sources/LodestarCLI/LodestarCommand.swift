@@ -12,7 +12,7 @@ public enum LodestarCommand {
         subcommands: [
             WatchCommand.declaration, DemoCommand.declaration, RecordCommand.declaration,
             ImportCommand.declaration, ReplayCommand.declaration, ProfilesCommand.declaration,
-            ReceiverCommand.declaration, StatusCommand.declaration,
+            ReceiverCommand.declaration, RunCommand.declaration, StatusCommand.declaration, ConfigCommand.declaration,
         ],
         exitStatuses: ExitCode.allCases.map { ExitStatusDeclaration($0, $0.summary) },
         // Runs only for `--version`, the one option of its own.

@@ -67,7 +67,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             Set(commandPaths.map { $0.joined(separator: " ") }) == [
                 "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
                 "profiles validate", "profiles schema", "receiver", "receiver identify", "receiver sleep",
-                "receiver wake", "receiver test", "status",
+                "receiver wake", "receiver test", "run", "status", "config", "config validate", "config show",
             ])
     }
 
@@ -180,6 +180,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         try FileManager.default.createDirectory(atPath: folder + "/damaged", withIntermediateDirectories: true)
         try Data("{".utf8).write(to: URL(fileURLWithPath: folder + "/damaged/status.json"))
         let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
+        let examplesConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
         let closedPort = String(try freeLoopbackPort())
 
         var cases: [(arguments: [String], code: Int32, failingOutput: Bool)] = [
@@ -219,6 +221,16 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             (["status", "--bogus"], 64, false),
             (["status", "--runtime-dir", folder], 69, false),
             (["status", "--runtime-dir", folder + "/damaged"], 65, false),
+            (["config"], 64, false),
+            (["config", "validate", "--config", folder + "/missing.json"], 66, false),
+            (["config", "validate", "--config", invalidProfile], 78, false),
+            (["config", "validate", "--config", examplesConfig], 0, false),
+            (["config", "validate", "--config", examplesConfig], 74, true),
+            (["config", "show", "--config", folder + "/missing.json"], 66, false),
+            (["config", "show", "--config", invalidProfile], 78, false),
+            (["config", "show", "--config", examplesConfig, "--stdout", "csv"], 64, false),
+            (["config", "show", "--config", examplesConfig], 74, true),
+            (["config", "show", "--config", examplesConfig], 0, false),
         ]
         cases += commandPaths.map { ($0 + ["--help"], 0, false) }
         for (arguments, expected, failingOutput) in cases {
@@ -227,7 +239,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             // The command's own help, and the profiles group's for its subcommands.
             let path = commandPaths.filter { arguments.starts(with: $0) }.max { $0.count < $1.count } ?? []
             #expect(documentedCodes(helpText(path)).contains(code), "\(arguments) returned \(code), not in its help")
-            if path.count == 2 { #expect(documentedCodes(helpText(["profiles"])).contains(code)) }
+            if path.count == 2 { #expect(documentedCodes(helpText(Array(path.prefix(1)))).contains(code)) }
         }
     }
 

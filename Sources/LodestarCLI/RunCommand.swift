@@ -1,0 +1,120 @@
+import Daemon
+import Lodestar
+import Receivers
+
+/// `lodestar run`: the service. Reads its config (docs/config.md), runs the profile against gpsd with the
+/// receiver powered, writes the track to the outputs, publishes its status, and lives until SIGTERM/SIGINT.
+enum RunCommand {
+    static let declaration = CommandDeclaration(
+        path: ["run"],
+        abstract: "the service: run a profile against gpsd, power the receiver, write the track",
+        discussion: """
+            Reads the config file (by default \(DaemonConfiguration.defaultPath); without it the defaults, see
+            docs/config.md), connects to gpsd, lets power control identify the receiver, and runs the profile
+            through a location manager that powers the receiver with real commands. Delivered locations go to
+            the outputs configured: a jsonl file and daily GPX files (rotated), stdout, and a Unix socket any
+            local program can read them from. Every flag sets one config key.
+            SIGHUP reads the config and profile again; if the new config is invalid, the running one stays and
+            the problems are logged. SIGTERM or SIGINT puts the receiver in the profile's exit regime, flushes
+            the outputs and exits 0. The state directory keeps the last location and the counters across
+            restarts; the runtime directory holds status.json, which 'lodestar status' reads. Under systemd
+            (Type=notify) it sends READY=1, STATUS=… and watchdog pings over NOTIFY_SOCKET.
+            """,
+        options: RunOptions.declarations + [
+            .value(
+                "clock-rate", "factor",
+                help: "run the policy's clock this many times faster than real time (for a receiver emulator "
+                    + "played faster, as the demo and the tests do; 1 for a real receiver)",
+                default: "1")
+        ],
+        exitStatuses: [
+            ExitStatusDeclaration(
+                .success, "stopped by SIGTERM or SIGINT: the receiver in its exit regime, the outputs flushed"),
+            .usageError,
+            ExitStatusDeclaration(.noInput, "the config file given with --config is missing or cannot be read"),
+            ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) cannot be used"),
+            ExitStatusDeclaration(.cannotCreate, "the state or runtime directory cannot be made or written"),
+            ExitStatusDeclaration(.config, "the config or its profile is not valid: every problem with its key path"),
+        ],
+        body: run(_:context:))
+
+    static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let clockRate = try parsed.positiveNumber("clock-rate") ?? 1
+        var loaded: LoadedRunConfiguration
+        switch try RunOptions.configuration(parsed, context: context, command: "run") {
+        case .success(let configuration): loaded = configuration
+        case .failure(let failure): return failure.code
+        }
+        let setup: DaemonSetup
+        switch makeSetup(loaded, clockRate: clockRate) {
+        case .success(let made): setup = made
+        case .failure(let problem):
+            context.say("lodestar run: \(problem)")
+            return .unavailable
+        }
+        HangupSignal.install()
+        var current = setup
+        let service = DaemonService(
+            setup: setup,
+            hooks: DaemonService.Hooks(
+                log: { context.say($0) },
+                makeOutputs: { configuration in
+                    DaemonOutputs.open(
+                        configuration,
+                        standardOutput: { text throws(OutputFailure) in
+                            switch context.standardOutput.write(text) {
+                            case .written: break
+                            case .readerGone: throw OutputFailure(path: "stdout", reason: "the reader went away")
+                            case .failed(let code): throw OutputFailure(path: "stdout", reason: "errno \(code)")
+                            }
+                        }, log: { context.say($0) })
+                },
+                shouldStop: context.shouldStop,
+                takeReload: {
+                    guard HangupSignal.take() else { return nil }
+                    switch loaded.reloaded() {
+                    case .failure(let error):
+                        return .rejected(error.lines)
+                    case .success(let new):
+                        // The switch stays held while the receiver settings are unchanged: a GPIO line cannot be
+                        // requested twice.
+                        if new.configuration.receiver == current.configuration.receiver,
+                            new.configuration.gpsd.device == current.configuration.gpsd.device
+                        {
+                            loaded = new
+                            current = DaemonSetup(
+                                configuration: new.configuration, profile: new.profile, power: current.power,
+                                clockRate: clockRate)
+                            return .accepted(current)
+                        }
+                        switch makeSetup(new, clockRate: clockRate) {
+                        case .failure(let problem): return .rejected([problem.description])
+                        case .success(let made):
+                            loaded = new
+                            current = made
+                            return .accepted(made)
+                        }
+                    }
+                }))
+        switch service.runUntilStopped() {
+        case .stopped:
+            return .success
+        case .cannotCreate(let problem):
+            context.say("lodestar run: \(problem)")
+            return .cannotCreate
+        }
+    }
+
+    private static func makeSetup(_ loaded: LoadedRunConfiguration, clockRate: Double) -> Result<
+        DaemonSetup, PowerSwitchError
+    > {
+        do throws(PowerSwitchError) {
+            let power = try DaemonSetup.power(for: loaded.configuration)
+            return .success(
+                DaemonSetup(
+                    configuration: loaded.configuration, profile: loaded.profile, power: power, clockRate: clockRate))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

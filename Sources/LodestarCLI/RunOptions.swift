@@ -1,0 +1,227 @@
+import Daemon
+import JSON
+import Lodestar
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The flags of `lodestar run` and how they make its configuration: the config file, then each flag as an
+/// edit of one key (docs/config.md lists which), checked together by `DaemonConfigurationReader`.
+enum RunOptions {
+    static let declarations: [OptionDeclaration] = [
+        .value(
+            "config", "file", help: "the config file (docs/config.md)",
+            default: DaemonConfiguration.defaultPath),
+        .value(
+            "profile", "name|file", help: "the profile: a built-in, a name in profileDirectory, or a file (profile)"),
+        .value("gpsd", "host[:port]", help: "where gpsd listens (gpsd.host, gpsd.port)"),
+        .value("device", "path", help: "the receiver as gpsd names it (gpsd.device)"),
+        .value("jsonl", "path|none", help: "the jsonl track file, or none (outputs.jsonl)"),
+        .value("gpx", "dir|none", help: "the directory of daily GPX files, or none (outputs.gpx)"),
+        .value(
+            "stdout", "format", choices: DaemonConfiguration.StdoutOutput.Format.allCases.map(\.rawValue),
+            help: "also print locations on stdout in this format (outputs.stdout)"),
+        .value("socket", "path|none", help: "the Unix socket clients read locations from, or none (outputs.socket)"),
+        .value("capture", "path|none", help: "capture the whole run to this file, or none (outputs.capture)"),
+        .value("state-dir", "dir", help: "persisted state and relative track paths (stateDirectory)"),
+        .value("runtime-dir", "dir", help: "the status file and a relative socket path (runtimeDirectory)"),
+        .value(
+            "connection", "connection", choices: ["auto", "usb", "uart"],
+            help: "how the receiver is wired (receiver.connection)"),
+        .value(
+            "power-switch", "switch",
+            help: "gpio:CHIP:LINE[:active-low], usb-port or none: a switch on the receiver's supply "
+                + "(receiver.powerSwitch)"),
+        .flag("no-power-control", help: "never command the receiver (receiver.powerControl false)"),
+        .value("set", "key=value", help: "set one key of the config, VALUE as JSON when it parses, else as text"),
+    ]
+
+    /// The flags as edits of the config, in the order above; a later one wins over an earlier one for the
+    /// same key. A flag whose value has the wrong form is a usage error.
+    static func overrides(_ parsed: ParsedArguments) throws(UsageError) -> [DaemonConfigurationOverride] {
+        var result: [DaemonConfigurationOverride] = []
+        func add(_ key: String, _ value: JSONValue, _ flag: String) {
+            result.append(DaemonConfigurationOverride(keyPath: key, value: value, source: "--" + flag))
+        }
+        /// `none` turns an output off; anything else is its path and turns it on.
+        func output(_ flag: String, _ key: String) {
+            guard let text = parsed.string(flag) else { return }
+            if text == "none" {
+                add(key, .null, flag)
+            } else {
+                add(key + "." + (key == "outputs.gpx" ? "directory" : "path"), .string(text), flag)
+            }
+        }
+        if let profile = parsed.string("profile") { add("profile", .string(profile), "profile") }
+        if let gpsd = parsed.string("gpsd") {
+            let (host, port) = try hostAndPort(gpsd)
+            add("gpsd.host", .string(host), "gpsd")
+            if let port { add("gpsd.port", .string(port), "gpsd") }
+        }
+        if let device = parsed.string("device") { add("gpsd.device", .string(device), "device") }
+        output("jsonl", "outputs.jsonl")
+        output("gpx", "outputs.gpx")
+        if let format = parsed.string("stdout") {
+            try checkChoice(format, flag: "stdout")
+            add("outputs.stdout.format", .string(format), "stdout")
+        }
+        output("socket", "outputs.socket")
+        output("capture", "outputs.capture")
+        if let directory = parsed.string("state-dir") { add("stateDirectory", .string(directory), "state-dir") }
+        if let directory = parsed.string("runtime-dir") { add("runtimeDirectory", .string(directory), "runtime-dir") }
+        if let connection = parsed.string("connection") {
+            try checkChoice(connection, flag: "connection")
+            add("receiver.connection", .string(connection), "connection")
+        }
+        if let text = parsed.string("power-switch") {
+            add("receiver.powerSwitch", try powerSwitch(text), "power-switch")
+        }
+        if parsed.flags.contains("no-power-control") { add("receiver.powerControl", .bool(false), "no-power-control") }
+        if let assignment = parsed.string("set") {
+            guard let override = DaemonConfigurationOverride(assignment: assignment) else {
+                throw UsageError(
+                    message: "option '--set' takes KEY=VALUE (outputs.jsonl.fsyncInterval=5), not '\(assignment)'")
+            }
+            result.append(override)
+        }
+        return result
+    }
+
+    private static func checkChoice(_ value: String, flag: String) throws(UsageError) {
+        let choices = declarations.first { $0.name == flag }?.choices ?? []
+        guard choices.contains(value) else {
+            throw UsageError(message: "option '--\(flag)' takes \(choices.joined(separator: "|")), not '\(value)'")
+        }
+    }
+
+    /// `host`, `host:port`, `[v6-address]` or `[v6-address]:port`.
+    static func hostAndPort(_ text: String) throws(UsageError) -> (host: String, port: String?) {
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            let host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty { return (host, nil) }
+            guard rest.hasPrefix(":"), rest.count > 1 else {
+                throw UsageError(message: "option '--gpsd' takes HOST[:PORT], not '\(text)'")
+            }
+            return (host, String(rest.dropFirst()))
+        }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        // More than one ':' is a bare IPv6 address.
+        if parts.count == 2 {
+            guard !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw UsageError(message: "option '--gpsd' takes HOST[:PORT], not '\(text)'")
+            }
+            return (String(parts[0]), String(parts[1]))
+        }
+        return (text, nil)
+    }
+
+    /// `gpio:CHIP:LINE[:active-low]`, `usb-port` or `none` as the value of `receiver.powerSwitch`.
+    static func powerSwitch(_ text: String) throws(UsageError) -> JSONValue {
+        if text == "none" { return .null }
+        if text == "usb-port" { return .object([("type", .string("usbPort"))]) }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 || (parts.count == 4 && parts[3] == "active-low"), parts[0] == "gpio",
+            !parts[1].isEmpty, let line = Int(parts[2])
+        else {
+            throw UsageError(
+                message: "option '--power-switch' takes gpio:CHIP:LINE[:active-low], usb-port or none, not '\(text)'")
+        }
+        return .object([
+            ("type", .string("gpio")), ("chip", .string(parts[1])), ("line", .number(Double(line))),
+            ("activeLow", .bool(parts.count == 4)),
+        ])
+    }
+
+    /// The configuration `lodestar run` starts with: `--config FILE` (or the default file) and the flags.
+    /// Problems go to stderr as `FILE: key.path: message`; the failure carries the exit status (66 for a
+    /// missing or unreadable file, 78 for an invalid config). A flag of the wrong form throws (64).
+    static func configuration(
+        _ parsed: ParsedArguments, context: CommandContext, command: String = "run"
+    ) throws(UsageError) -> Result<LoadedRunConfiguration, RunConfigurationFailure> {
+        let source = try RunConfigurationSource(parsed)
+        if source.usesDefaultFile, access(source.file, F_OK) != 0 {
+            context.say("lodestar \(command): no config file at \(source.file); using the defaults (docs/config.md)")
+        }
+        switch source.load() {
+        case .success(let loaded): return .success(loaded)
+        case .failure(let error):
+            return .failure(RunConfigurationFailure(code: report(error, command: command, context: context)))
+        }
+    }
+
+    /// Says every line of `error` on stderr and a closing line; the exit status it calls for.
+    @discardableResult
+    static func report(_ error: DaemonConfigurationError, command: String, context: CommandContext) -> ExitCode {
+        for line in error.lines { context.say(line) }
+        switch error {
+        case .notFound, .unreadable:
+            return .noInput
+        case .notJSON(let file, _, _, _):
+            context.say("lodestar \(command): \(file) is not a valid config")
+            return .config
+        case .invalid(let file, let problems):
+            let count = problems.count
+            let what = file.map { "\($0) is not a valid config" } ?? "the config is not valid"
+            context.say("lodestar \(command): \(what) (\(count) problem\(count == 1 ? "" : "s"))")
+            return .config
+        }
+    }
+}
+
+/// Why `RunOptions.configuration` gave no configuration; the problems were said on stderr.
+struct RunConfigurationFailure: Error {
+    var code: ExitCode
+}
+
+/// Where a configuration comes from: the file and the flags, kept to read again on SIGHUP.
+struct RunConfigurationSource: Sendable {
+    var file: String
+    /// No `--config`: a missing file means the defaults rather than an error.
+    var usesDefaultFile: Bool
+    var overrides: [DaemonConfigurationOverride]
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        file = parsed.string("config") ?? DaemonConfiguration.defaultPath
+        usesDefaultFile = parsed.string("config") == nil
+        overrides = try RunOptions.overrides(parsed)
+    }
+
+    init(file: String, usesDefaultFile: Bool, overrides: [DaemonConfigurationOverride]) {
+        self.file = file
+        self.usesDefaultFile = usesDefaultFile
+        self.overrides = overrides
+    }
+
+    /// Reads the file (or the defaults, when the default file does not exist) with the flags applied. Prints
+    /// nothing.
+    func load() -> Result<LoadedRunConfiguration, DaemonConfigurationError> {
+        do throws(DaemonConfigurationError) {
+            let loaded: LoadedDaemonConfiguration
+            if usesDefaultFile, access(file, F_OK) != 0 {
+                loaded = try DaemonConfigurationReader.defaults(overrides: overrides)
+            } else {
+                loaded = try DaemonConfigurationReader.read(file: file, overrides: overrides)
+            }
+            return .success(LoadedRunConfiguration(loaded: loaded, source: self))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// A checked configuration for `lodestar run`, its profile, and how to read it again.
+struct LoadedRunConfiguration: Sendable {
+    var loaded: LoadedDaemonConfiguration
+    var source: RunConfigurationSource
+
+    var configuration: DaemonConfiguration { loaded.configuration }
+    var profile: Profile { loaded.profile }
+    /// The file read; nil when the default file does not exist and the defaults were used.
+    var file: String? { loaded.file }
+
+    /// SIGHUP: the same file and flags read again. Prints nothing and never exits; on failure the caller keeps
+    /// this configuration and logs `error.lines`.
+    func reloaded() -> Result<LoadedRunConfiguration, DaemonConfigurationError> { source.load() }
+}

@@ -49,6 +49,8 @@ public final class RotatingFile {
         } else if rotation.daily, size > 0, utcDay(of: now) != utcDay(of: started) {
             try rotate(now: now)
         }
+        // A file is named by the time of its first line.
+        if size == 0 { started = now }
         try writeWhole(&bytes)
         unsynced = true
         if fsyncInterval <= 0 || lastSync.map({ now.interval(since: $0) >= fsyncInterval }) ?? true {

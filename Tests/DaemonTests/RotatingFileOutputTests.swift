@@ -133,6 +133,31 @@ import Glibc
         }
     }
 
+    @Test func aWriteThatStopsShortLeavesNoHalfLine() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.path + "/locations.jsonl"
+        let file = RotatingFile(path: path, rotation: rotation(maxBytes: nil, daily: false, keep: nil), fsyncInterval: 0)
+        let now = try utc("2026-11-30T10:00:00Z")
+        try file.append("first line\n", now: now)
+        // The disk fills after 4 bytes of the next line.
+        var calls = 0
+        file.writeBytes = { descriptor, bytes, count in
+            calls += 1
+            if calls == 1 { return write(descriptor, bytes, min(count, 4)) }
+            errno = ENOSPC
+            return -1
+        }
+        #expect(throws: OutputFailure(path: path, reason: errnoText(ENOSPC))) {
+            try file.append("second line\n", now: now)
+        }
+        #expect(fileText(path) == "first line\n")
+        file.writeBytes = { write($0, $1, $2) }
+        try file.append("second line\n", now: now)
+        file.close()
+        #expect(fileText(path) == "first line\nsecond line\n")
+    }
+
     @Test func missingDirectoriesAreCreatedAndAFileInTheirPlaceIsAFailure() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }

@@ -22,6 +22,9 @@ public final class RotatingFile {
     /// Files set aside so far by this instance.
     public private(set) var rotationCount = 0
 
+    /// write(2), replaceable so a test can make a write stop short.
+    package var writeBytes: (Int32, UnsafeRawPointer, Int) -> Int = { Glibc.write($0, $1, $2) }
+
     private var descriptor: Int32 = -1
     /// Bytes in the open file: where the next line starts.
     private var size: Int64 = 0
@@ -107,7 +110,7 @@ public final class RotatingFile {
         var code: Int32 = 0
         bytes.withUnsafeBytes { buffer in
             while offset < buffer.count, let base = buffer.baseAddress {
-                let written = retryingOnInterrupt { write(descriptor, base + offset, buffer.count - offset) }
+                let written = retryingOnInterrupt { writeBytes(descriptor, base + offset, buffer.count - offset) }
                 if written <= 0 {
                     code = written == 0 ? EIO : errno
                     return

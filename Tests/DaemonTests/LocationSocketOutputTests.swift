@@ -147,6 +147,35 @@ import Glibc
         #expect(fileText(plain) == "data")
     }
 
+    @Test func theSocketGetsTheConfiguredGroup() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.path + "/locations.sock"
+        // A group other than the service's own, so the change shows: any as root, else a supplementary one.
+        let (group, gid) = try otherGroup()
+        let server = try LocationSocketServer(path: path, settings: settings(group: group))
+        defer { server.close() }
+        #expect(server.warnings.isEmpty)
+        var status = stat()
+        #expect(lstat(path, &status) == 0 && status.st_gid == gid)
+    }
+
+    /// A group this process may give a file to, other than its own when there is one.
+    private func otherGroup() throws -> (String, gid_t) {
+        var candidates: [gid_t] = []
+        if geteuid() == 0 {
+            let names: [String] = ["daemon", "nogroup", "adm"]
+            candidates = names.compactMap { name in getgrnam(name)?.pointee.gr_gid }
+        } else {
+            var groups = [gid_t](repeating: 0, count: 256)
+            let count = getgroups(Int32(groups.count), &groups)
+            candidates = Array(groups.prefix(Int(max(count, 0))))
+        }
+        let gid = candidates.first { $0 != getegid() } ?? getegid()
+        let entry = try #require(getgrgid(gid), "no group entry for gid \(gid)")
+        return (String(cString: entry.pointee.gr_name), gid)
+    }
+
     @Test func aMissingGroupIsAWarningNotAFailure() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }

@@ -131,12 +131,10 @@ public final class RotatingFile {
     }
 
     private func sync(now: UTCTime) throws(OutputFailure) {
-        guard fsync(descriptor) == 0 else {
-            // Devices without fsync (a pipe, /dev/null) have nothing to sync.
-            if errno == EINVAL || errno == EROFS { unsynced = false; lastSync = now; return }
-            throw failure(errno)
-        }
-        syncCount += 1
+        let synced = fsync(descriptor) == 0
+        // Devices without fsync (a pipe, /dev/null) have nothing to sync.
+        guard synced || errno == EINVAL || errno == EROFS else { throw failure(errno) }
+        if synced { syncCount += 1 }
         unsynced = false
         lastSync = now
     }

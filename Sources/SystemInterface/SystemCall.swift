@@ -146,7 +146,8 @@ package func withUnixSocketAddress<Result>(
 
 /// A non-blocking, close-on-exec Unix stream socket.
 package func unixStreamSocket() throws(SystemError) -> Int32 {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    let descriptor = socket(AF_UNIX, type, 0)
     guard descriptor >= 0 else { throw SystemError("socket", "AF_UNIX") }
     return descriptor
 }

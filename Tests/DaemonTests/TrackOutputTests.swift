@@ -38,6 +38,13 @@ import Glibc
         ])
     }
 
+    @Test func withoutAUTCTimeTheLinesAreReplaysAsBefore() throws {
+        let location = sampleLocation(at: try utc("2025-05-12T00:29:02Z"), latitude: 39.27, longitude: -119.93)
+        #expect(RecordLine.event(t: 2186.35, .paused(at: location), detail: "stationary 108 s within 50 m", style: .jsonl)
+            == #"{"type":"event","t":2186.35,"kind":"paused","detail":"stationary 108 s within 50 m","timestamp":"2025-05-12T00:29:02.000Z","latitude":39.27,"longitude":-119.93}"# + "\n")
+        #expect(RecordLine.regime(t: 2166.35, .off, reason: "stopped", style: .text) == "# +2166.4 s  regime off: stopped\n")
+    }
+
     @Test func stdoutWritesTheWatchTextLineAndCommentLines() throws {
         var written: [String] = []
         var settings = DaemonConfiguration.StdoutOutput()

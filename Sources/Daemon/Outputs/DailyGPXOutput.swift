@@ -71,7 +71,9 @@ public final class DailyGPXOutput: TrackOutput {
         close()
         day = nil
         path = directory + "/" + utcDate(of: date) + ".gpx"
-        do { try makeDirectories(directory) } catch { throw OutputFailure(path: directory, reason: errnoText(error.code)) }
+        do { try makeDirectories(directory) } catch {
+            throw OutputFailure(path: directory, reason: errnoText(error.code))
+        }
         let opened = retryingOnInterrupt { Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
         guard opened >= 0 else { throw failure(errno) }
         descriptor = opened
@@ -127,7 +129,9 @@ public final class DailyGPXOutput: TrackOutput {
         bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count, let base = buffer.baseAddress {
-                let written = retryingOnInterrupt { pwrite(descriptor, base + done, buffer.count - done, offset + off_t(done)) }
+                let written = retryingOnInterrupt {
+                    pwrite(descriptor, base + done, buffer.count - done, offset + off_t(done))
+                }
                 if written <= 0 {
                     code = written == 0 ? EIO : errno
                     return

@@ -161,7 +161,9 @@ public final class LocationSocketServer: TrackOutput {
         for (index, client) in clients.enumerated() {
             while true {
                 let count = chunk.withUnsafeMutableBytes { buffer in
-                    retryingOnInterrupt { recv(client.descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) }
+                    retryingOnInterrupt {
+                        recv(client.descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                    }
                 }
                 if count > 0 { continue }
                 if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { gone.append(index) }

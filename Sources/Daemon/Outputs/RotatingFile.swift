@@ -46,7 +46,7 @@ public final class RotatingFile {
     /// it past `maxBytes` or a UTC midnight has passed since it was started.
     public func append(_ line: String, now: UTCTime) throws(OutputFailure) {
         try openIfNeeded(now: now)
-        var bytes = Array(line.utf8)
+        let bytes = Array(line.utf8)
         if let maxBytes = rotation.maxBytes, size > 0, size + Int64(bytes.count) > Int64(maxBytes) {
             try rotate(now: now)
         } else if rotation.daily, size > 0, utcDay(of: now) != utcDay(of: started) {
@@ -54,7 +54,7 @@ public final class RotatingFile {
         }
         // A file is named by the time of its first line.
         if size == 0 { started = now }
-        try writeWhole(&bytes)
+        try writeWhole(bytes)
         unsynced = true
         if fsyncInterval <= 0 || lastSync.map({ now.interval(since: $0) >= fsyncInterval }) ?? true {
             try sync(now: now)
@@ -105,7 +105,7 @@ public final class RotatingFile {
     }
 
     /// Writes all of `bytes` at the end, or cuts the file back to where it was and throws.
-    private func writeWhole(_ bytes: inout [UInt8]) throws(OutputFailure) {
+    private func writeWhole(_ bytes: [UInt8]) throws(OutputFailure) {
         var offset = 0
         var code: Int32 = 0
         bytes.withUnsafeBytes { buffer in

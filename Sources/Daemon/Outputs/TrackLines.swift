@@ -203,12 +203,15 @@ package enum RecordLine {
     package static func event(
         t: Double, at: UTCTime? = nil, _ kind: PolicyEventKind, detail: String, style: Style
     ) -> String {
-        line(
-            t: t, at: at, type: "event", text: "\(kind.name): \(detail)", strings: ["kind": kind.name, "detail": detail],
-            style: style, more: { fields(of: kind, locationTimeKey: at == nil ? "timestamp" : "locationTimestamp", into: &$0) })
+        let locationTimeKey: StaticString = at == nil ? "timestamp" : "locationTimestamp"
+        return line(
+            t: t, at: at, type: "event", text: "\(kind.name): \(detail)",
+            strings: ["kind": kind.name, "detail": detail], style: style,
+            more: { fields(of: kind, locationTimeKey: locationTimeKey, into: &$0) })
     }
 
-    /// What receiver power control did and saw: `{"type":"power",…,"kind":…,"regime":…,"seconds":…,"detail":…}`.
+    /// What receiver power control did and saw:
+    /// `{"type":"power",…,"kind":…,"regime":…,"seconds":…,"detail":…}`.
     package static func power(t: Double, at: UTCTime? = nil, _ event: PowerEvent, style: Style) -> String {
         line(
             t: t, at: at, type: "power", text: "power \(event.kind.rawValue): \(event.detail)",

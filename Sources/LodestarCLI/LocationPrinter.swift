@@ -1,3 +1,4 @@
+import Daemon
 import GPSModel
 import JSON
 
@@ -114,86 +115,6 @@ public struct LocationPrinter: Sendable {
     }
 }
 
-/// GPX 1.1 pieces. Element order follows the schema's `wptType` sequence (ele, time, …, src, …, fix, sat,
-/// hdop, …, extensions); speed and course go in Garmin's TrackPointExtension v2 (its sequence: …, speed,
-/// course, …). Numbers are written as xsd:decimal, which has no exponent form.
-enum GPXText {
-    static let header = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <gpx version="1.1" creator="lodestar" xmlns="http://www.topografix.com/GPX/1/1" \
-        xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2" \
-        xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
-        xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd \
-        http://www.garmin.com/xmlschemas/TrackPointExtension/v2 \
-        http://www.garmin.com/xmlschemas/TrackPointExtensionv2.xsd">
-        <trk>
-
-        """
-
-    static func appendTrackPoint(_ location: Location, to bytes: inout [UInt8]) {
-        // longitudeType is [-180, 180): 180° east is written as the same meridian, -180.
-        let longitude = location.longitude == 180 ? -180 : location.longitude
-        append("<trkpt lat=\"", DecimalText.plain(location.latitude), "\" lon=\"", DecimalText.plain(longitude),
-               "\">\n", to: &bytes)
-        if let altitude = location.altitude, altitude.isFinite {
-            append("  <ele>", DecimalText.plain(altitude), "</ele>\n", to: &bytes)
-        }
-        append("  <time>", location.timestamp.iso8601, "</time>\n", to: &bytes)
-        if let device = location.device {
-            append("  <src>", to: &bytes)
-            appendEscaped(device, to: &bytes)
-            append("</src>\n", to: &bytes)
-        }
-        if location.fixMode == .twoD || location.fixMode == .threeD {
-            append("  <fix>", location.fixMode.name, "</fix>\n", to: &bytes)
-        }
-        if let satellites = location.satellitesUsed, satellites >= 0 {
-            append("  <sat>", String(satellites), "</sat>\n", to: &bytes)
-        }
-        if let hdop = location.hdop, hdop.isFinite {
-            append("  <hdop>", DecimalText.plain(hdop), "</hdop>\n", to: &bytes)
-        }
-        let speed = location.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-        let course = location.course.flatMap { course -> Double? in
-            guard course.isFinite else { return nil }
-            // DegreesTrue_t is [0, 360).
-            let normalized = course.truncatingRemainder(dividingBy: 360)
-            let positive = normalized < 0 ? normalized + 360 : normalized
-            return positive >= 360 ? 0 : positive
-        }
-        if speed != nil || course != nil {
-            append("  <extensions><gpxtpx:TrackPointExtension>", to: &bytes)
-            if let speed { append("<gpxtpx:speed>", DecimalText.plain(speed), "</gpxtpx:speed>", to: &bytes) }
-            if let course {
-                append("<gpxtpx:course>", DecimalText.plain(course), "</gpxtpx:course>", to: &bytes)
-            }
-            append("</gpxtpx:TrackPointExtension></extensions>\n", to: &bytes)
-        }
-        append("</trkpt>\n", to: &bytes)
-    }
-
-    private static func append(_ pieces: String..., to bytes: inout [UInt8]) {
-        for piece in pieces { bytes.append(contentsOf: piece.utf8) }
-    }
-
-    /// XML character data: `&`, `<`, `>` and quotes escaped; control characters XML 1.0 cannot carry
-    /// (everything below 0x20 but tab, newline and carriage return) become U+FFFD.
-    static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "&"): bytes.append(contentsOf: "&amp;".utf8)
-            case UInt8(ascii: "<"): bytes.append(contentsOf: "&lt;".utf8)
-            case UInt8(ascii: ">"): bytes.append(contentsOf: "&gt;".utf8)
-            case UInt8(ascii: "\""): bytes.append(contentsOf: "&quot;".utf8)
-            case UInt8(ascii: "'"): bytes.append(contentsOf: "&apos;".utf8)
-            case 0x09, 0x0A, 0x0D: bytes.append(byte)
-            case 0..<0x20: bytes.append(contentsOf: [0xEF, 0xBF, 0xBD])
-            default: bytes.append(byte)
-            }
-        }
-    }
-}
-
 /// GeoJSON (RFC 7946) pieces: a FeatureCollection, one Point feature per location as it comes (one line
 /// each), and at the end one track feature: a LineString, or a MultiLineString when the track has several
 /// segments. A segment with a single position cannot be a line and is left out of the track (its point is
@@ -255,35 +176,5 @@ enum GeoJSONText {
             JSONWriter.appendNumber(altitude, to: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
-    }
-}
-
-/// Shortest round-trip decimal digits (`Double.description`) without the exponent form, for formats whose
-/// numbers cannot have one (xsd:decimal): `1e-05` is written `0.00001`, `1e+16` `10000000000000000`.
-enum DecimalText {
-    static func plain(_ value: Double) -> String {
-        let text = value.description
-        guard value.isFinite, let marker = text.firstIndex(where: { $0 == "e" || $0 == "E" }),
-            let exponent = Int(text[text.index(after: marker)...])
-        else { return text }
-        var mantissa = text[..<marker]
-        let negative = mantissa.hasPrefix("-")
-        if negative { mantissa = mantissa.dropFirst() }
-        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
-        let whole = parts.first ?? ""
-        let fraction = parts.count > 1 ? parts[1] : ""
-        var digits = String(whole) + String(fraction)
-        var point = whole.count + exponent
-        // Leading zeros in the digits move nothing but the point.
-        while digits.count > 1, digits.hasPrefix("0") {
-            digits.removeFirst()
-            point -= 1
-        }
-        while digits.count > 1, digits.hasSuffix("0"), digits.count > max(point, 1) { digits.removeLast() }
-        let sign = negative ? "-" : ""
-        if point <= 0 { return sign + "0." + String(repeating: "0", count: -point) + digits }
-        if point >= digits.count { return sign + digits + String(repeating: "0", count: point - digits.count) }
-        let splitAt = digits.index(digits.startIndex, offsetBy: point)
-        return sign + digits[..<splitAt] + "." + digits[splitAt...]
     }
 }

@@ -15,8 +15,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let text = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
-        return "\(call) \(subject): \(text)"
+        "\(call) \(subject): \(errnoText(code))"
     }
 }
 
@@ -100,4 +99,65 @@ public func findExecutable(_ name: String) -> String? {
         if access(candidate, X_OK) == 0 { return candidate }
     }
     return nil
+}
+
+/// Creates `path` and its missing parents with `mode` (`mkdir -p`); an existing directory is fine.
+package func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+    var prefix = path.hasPrefix("/") ? "/" : ""
+    for component in path.split(separator: "/") {
+        prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+        if mkdir(prefix, mode) == 0 || errno == EEXIST { continue }
+        throw SystemError("mkdir", prefix)
+    }
+    var status = stat()
+    guard stat(path, &status) == 0 else { throw SystemError("stat", path) }
+    guard (status.st_mode & S_IFMT) == S_IFDIR else { throw SystemError("mkdir", path, code: ENOTDIR) }
+}
+
+/// The parent directory of a path (`.` for a bare name).
+package func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+}
+
+/// The system's words for an errno value (`No space left on device`).
+package func errnoText(_ code: Int32) -> String {
+    strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+}
+
+/// Calls `body` with `path` as a Unix socket address; ENAMETOOLONG when the path does not fit `sun_path`.
+package func withUnixSocketAddress<Result>(
+    _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+) throws(SystemError) -> Result {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let pathBytes = Array(path.utf8)
+    guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        throw SystemError("socket", path, code: ENAMETOOLONG)
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.copyBytes(from: pathBytes)
+        raw[pathBytes.count] = 0
+    }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+}
+
+/// A non-blocking, close-on-exec Unix stream socket.
+package func unixStreamSocket() throws(SystemError) -> Int32 {
+    let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    let descriptor = socket(AF_UNIX, type, 0)
+    guard descriptor >= 0 else { throw SystemError("socket", "AF_UNIX") }
+    return descriptor
+}
+
+/// Accepts a waiting connection as a non-blocking, close-on-exec descriptor; -1 with errno when none is
+/// waiting (EAGAIN) or accept fails. (glibc's accept4 is not visible to Swift.)
+package func acceptNonBlocking(_ listener: Int32) -> Int32 {
+    let descriptor = retryingOnInterrupt { accept(listener, nil, nil) }
+    guard descriptor >= 0 else { return -1 }
+    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    return descriptor
 }

@@ -1,0 +1,293 @@
+import GPSModel
+import JSON
+import Policy
+import Receivers
+
+// The one encoder of locations and of the policy's regime, event and power lines: the daemon's outputs and the
+// commands (`watch`, `demo`, `replay`, `record`) write the same bytes through these.
+
+/// Fixed key order, shortest round-trip numbers (full precision coordinates), absent keys for unknown values.
+package enum JSONLine {
+    package static func location(_ location: Location) -> String {
+        var object = JSONObject()
+        object.add("type", string: "location")
+        object.add("timestamp", string: location.timestamp.iso8601)
+        object.add("latitude", number: location.latitude)
+        object.add("longitude", number: location.longitude)
+        addMeasurements(of: location, to: &object)
+        return object.line
+    }
+
+    /// Everything a location says besides where and when, in the order every output writes it (jsonl, and
+    /// GeoJSON's properties).
+    package static func addMeasurements(of location: Location, to object: inout JSONObject) {
+        object.add("altitude", number: location.altitude)
+        object.add("horizontalAccuracy", number: location.horizontalAccuracy)
+        object.add("verticalAccuracy", number: location.verticalAccuracy)
+        object.add("speed", number: location.speed)
+        object.add("speedAccuracy", number: location.speedAccuracy)
+        object.add("course", number: location.course)
+        object.add("courseAccuracy", number: location.courseAccuracy)
+        object.add("fixMode", string: location.fixMode.name)
+        object.add("satellitesUsed", integer: location.satellitesUsed)
+        object.add("hdop", number: location.hdop)
+        object.add("device", string: location.device)
+    }
+}
+
+/// Aligned columns: time, mode, position, altitude, accuracy, speed, course, satellites, HDOP, device.
+package enum TextLine {
+    package static func location(_ location: Location) -> String {
+        let latitude = fixed(abs(location.latitude), decimals: 7, width: 11) + (location.latitude < 0 ? " S" : " N")
+        let longitude = fixed(abs(location.longitude), decimals: 7, width: 12)
+            + (location.longitude < 0 ? " W" : " E")
+        let altitude = location.altitude.map { fixed($0, decimals: 1, width: 7) + " m" } ?? pad("—", 9)
+        let accuracy = location.horizontalAccuracy.map { "±" + fixed($0, decimals: 1, width: 6) + " m" } ?? pad("±—", 10)
+        let speed = location.speed.map { fixed($0, decimals: 1, width: 6) + " m/s" } ?? pad("—", 10)
+        let course = location.course.map { fixed($0, decimals: 1, width: 5) + "°" } ?? pad("—", 6)
+        let satellites = location.satellitesUsed.map { pad(String($0), 2) + " sats" } ?? pad("— sats", 7)
+        let hdop = location.hdop.map { "hdop " + fixed($0, decimals: 1, width: 4) } ?? "hdop    —"
+        let mode = location.fixMode.name.uppercased()
+        return [location.timestamp.iso8601, mode, latitude, longitude, altitude, accuracy, speed, course,
+                satellites, hdop, location.device ?? ""].joined(separator: "  ") + "\n"
+    }
+
+    /// `value` with `decimals` digits after the point, right-aligned in `width` characters.
+    package static func fixed(_ value: Double, decimals: Int, width: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int64(scaled / scale)
+        let fraction = Int64(scaled - Double(whole) * scale)
+        var text = (value < 0 && scaled > 0 ? "-" : "") + String(whole)
+        if decimals > 0 {
+            let digits = String(fraction)
+            text += "." + String(repeating: "0", count: max(0, decimals - digits.count)) + digits
+        }
+        return pad(text, width)
+    }
+
+    package static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+    }
+}
+
+/// GPX 1.1 pieces. Element order follows the schema's `wptType` sequence (ele, time, …, src, …, fix, sat,
+/// hdop, …, extensions); speed and course go in Garmin's TrackPointExtension v2 (its sequence: …, speed,
+/// course, …). Numbers are written as xsd:decimal, which has no exponent form.
+package enum GPXText {
+    package static let header = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="lodestar" xmlns="http://www.topografix.com/GPX/1/1" \
+        xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2" \
+        xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
+        xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd \
+        http://www.garmin.com/xmlschemas/TrackPointExtension/v2 \
+        http://www.garmin.com/xmlschemas/TrackPointExtensionv2.xsd">
+        <trk>
+
+        """
+
+    package static func appendTrackPoint(_ location: Location, to bytes: inout [UInt8]) {
+        // longitudeType is [-180, 180): 180° east is written as the same meridian, -180.
+        let longitude = location.longitude == 180 ? -180 : location.longitude
+        append("<trkpt lat=\"", DecimalText.plain(location.latitude), "\" lon=\"", DecimalText.plain(longitude),
+               "\">\n", to: &bytes)
+        if let altitude = location.altitude, altitude.isFinite {
+            append("  <ele>", DecimalText.plain(altitude), "</ele>\n", to: &bytes)
+        }
+        append("  <time>", location.timestamp.iso8601, "</time>\n", to: &bytes)
+        if let device = location.device {
+            append("  <src>", to: &bytes)
+            appendEscaped(device, to: &bytes)
+            append("</src>\n", to: &bytes)
+        }
+        if location.fixMode == .twoD || location.fixMode == .threeD {
+            append("  <fix>", location.fixMode.name, "</fix>\n", to: &bytes)
+        }
+        if let satellites = location.satellitesUsed, satellites >= 0 {
+            append("  <sat>", String(satellites), "</sat>\n", to: &bytes)
+        }
+        if let hdop = location.hdop, hdop.isFinite {
+            append("  <hdop>", DecimalText.plain(hdop), "</hdop>\n", to: &bytes)
+        }
+        let speed = location.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        let course = location.course.flatMap { course -> Double? in
+            guard course.isFinite else { return nil }
+            // DegreesTrue_t is [0, 360).
+            let normalized = course.truncatingRemainder(dividingBy: 360)
+            let positive = normalized < 0 ? normalized + 360 : normalized
+            return positive >= 360 ? 0 : positive
+        }
+        if speed != nil || course != nil {
+            append("  <extensions><gpxtpx:TrackPointExtension>", to: &bytes)
+            if let speed { append("<gpxtpx:speed>", DecimalText.plain(speed), "</gpxtpx:speed>", to: &bytes) }
+            if let course {
+                append("<gpxtpx:course>", DecimalText.plain(course), "</gpxtpx:course>", to: &bytes)
+            }
+            append("</gpxtpx:TrackPointExtension></extensions>\n", to: &bytes)
+        }
+        append("</trkpt>\n", to: &bytes)
+    }
+
+    private static func append(_ pieces: String..., to bytes: inout [UInt8]) {
+        for piece in pieces { bytes.append(contentsOf: piece.utf8) }
+    }
+
+    /// XML character data: `&`, `<`, `>` and quotes escaped; control characters XML 1.0 cannot carry
+    /// (everything below 0x20 but tab, newline and carriage return) become U+FFFD.
+    package static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): bytes.append(contentsOf: "&amp;".utf8)
+            case UInt8(ascii: "<"): bytes.append(contentsOf: "&lt;".utf8)
+            case UInt8(ascii: ">"): bytes.append(contentsOf: "&gt;".utf8)
+            case UInt8(ascii: "\""): bytes.append(contentsOf: "&quot;".utf8)
+            case UInt8(ascii: "'"): bytes.append(contentsOf: "&apos;".utf8)
+            case 0x09, 0x0A, 0x0D: bytes.append(byte)
+            case 0..<0x20: bytes.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            default: bytes.append(byte)
+            }
+        }
+    }
+}
+
+/// Shortest round-trip decimal digits (`Double.description`) without the exponent form, for formats whose
+/// numbers cannot have one (xsd:decimal): `1e-05` is written `0.00001`, `1e+16` `10000000000000000`.
+package enum DecimalText {
+    package static func plain(_ value: Double) -> String {
+        let text = value.description
+        guard value.isFinite, let marker = text.firstIndex(where: { $0 == "e" || $0 == "E" }),
+            let exponent = Int(text[text.index(after: marker)...])
+        else { return text }
+        var mantissa = text[..<marker]
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa = mantissa.dropFirst() }
+        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+        let whole = parts.first ?? ""
+        let fraction = parts.count > 1 ? parts[1] : ""
+        var digits = String(whole) + String(fraction)
+        var point = whole.count + exponent
+        // Leading zeros in the digits move nothing but the point.
+        while digits.count > 1, digits.hasPrefix("0") {
+            digits.removeFirst()
+            point -= 1
+        }
+        while digits.count > 1, digits.hasSuffix("0"), digits.count > max(point, 1) { digits.removeLast() }
+        let sign = negative ? "-" : ""
+        if point <= 0 { return sign + "0." + String(repeating: "0", count: -point) + digits }
+        if point >= digits.count { return sign + digits + String(repeating: "0", count: point - digits.count) }
+        let splitAt = digits.index(digits.startIndex, offsetBy: point)
+        return sign + digits[..<splitAt] + "." + digits[splitAt...]
+    }
+}
+
+/// The lines of what happened besides locations: the regime the policy chose, a policy event, a power event.
+/// In text: `# +12.0 s  TEXT`. In jsonl: `{"type":TYPE,"t":T,` then the record's own keys.
+///
+/// `at` is the UTC time it happened. The daemon writes it (text: after the `#`; jsonl: `"timestamp"` after
+/// `"t"`); a simulated replay has no wall clock and passes nil, which keeps its lines as they were. An event
+/// that carries a location names the location's time `"timestamp"` when `at` is nil (replay) and
+/// `"locationTimestamp"` when `at` is given, so no line has the key twice.
+package enum RecordLine {
+    package enum Style: Sendable { case jsonl, text }
+
+    package static func regime(
+        t: Double, at: UTCTime? = nil, _ regime: ReceiverRegime, reason: String, style: Style
+    ) -> String {
+        line(
+            t: t, at: at, type: "regime", text: "regime \(regime.rawValue): \(reason)",
+            strings: ["regime": regime.rawValue, "reason": reason], style: style)
+    }
+
+    package static func event(
+        t: Double, at: UTCTime? = nil, _ kind: PolicyEventKind, detail: String, style: Style
+    ) -> String {
+        let locationTimeKey: StaticString = at == nil ? "timestamp" : "locationTimestamp"
+        return line(
+            t: t, at: at, type: "event", text: "\(kind.name): \(detail)",
+            strings: ["kind": kind.name, "detail": detail], style: style,
+            more: { fields(of: kind, locationTimeKey: locationTimeKey, into: &$0) })
+    }
+
+    /// What receiver power control did and saw:
+    /// `{"type":"power",…,"kind":…,"regime":…,"seconds":…,"detail":…}`.
+    package static func power(t: Double, at: UTCTime? = nil, _ event: PowerEvent, style: Style) -> String {
+        line(
+            t: t, at: at, type: "power", text: "power \(event.kind.rawValue): \(event.detail)",
+            strings: ["kind": event.kind.rawValue], style: style,
+            more: { object in
+                object.add("regime", string: event.regime?.rawValue)
+                object.add("seconds", number: event.seconds)
+                object.add("detail", string: event.detail)
+            })
+    }
+
+    private static func line(
+        t: Double, at: UTCTime?, type: String, text: String, strings: KeyValuePairs<StaticString, String>,
+        style: Style, more: (inout JSONObject) -> Void = { _ in }
+    ) -> String {
+        if style == .text {
+            let when = at.map { "\($0.iso8601)  " } ?? ""
+            return "# \(when)\(time(t))  \(text)\n"
+        }
+        var object = JSONObject()
+        object.add("type", string: type)
+        object.add("t", number: rounded(t))
+        object.add("timestamp", string: at?.iso8601)
+        for (key, value) in strings { object.add(key, string: value) }
+        more(&object)
+        return object.line
+    }
+
+    /// What an event adds to its JSON line: where it happened, its request or its error.
+    private static func fields(
+        of kind: PolicyEventKind, locationTimeKey: StaticString, into object: inout JSONObject
+    ) {
+        switch kind {
+        case .paused(let location), .significantChange(let location):
+            object.add(locationTimeKey, string: location.timestamp.iso8601)
+            object.add("latitude", number: location.latitude)
+            object.add("longitude", number: location.longitude)
+        case .deferredFinished(let error):
+            object.add("error", string: error?.rawValue)
+        case .requestCompleted(let id, let location):
+            object.add("request", integer: Int(clamping: id.rawValue))
+            object.add(locationTimeKey, string: location.timestamp.iso8601)
+            object.add("latitude", number: location.latitude)
+            object.add("longitude", number: location.longitude)
+        case .requestFailed(let id, let error):
+            object.add("request", integer: Int(clamping: id.rawValue))
+            object.add("error", string: error.rawValue)
+        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack:
+            break
+        }
+    }
+
+    /// `t` to the millisecond, as captures write it: the same input gives the same bytes.
+    private static func rounded(_ t: Double) -> Double {
+        (t * 1000).rounded() / 1000
+    }
+
+    /// `t` as `+1234.5 s` for people.
+    private static func time(_ t: Double) -> String {
+        "+" + TextLine.fixed(t, decimals: 1, width: 1) + " s"
+    }
+}
+
+/// A track record in one line style: what the jsonl file, stdout and the socket write for it.
+package enum TrackRecordLine {
+    /// The line for `record`; a location is its jsonl or text line.
+    package static func line(for record: TrackRecord, style: RecordLine.Style) -> String {
+        switch record {
+        case .location(let location):
+            return style == .text ? TextLine.location(location) : JSONLine.location(location)
+        case .regime(let regime, let reason, let t, let at):
+            return RecordLine.regime(t: t, at: at, regime, reason: reason, style: style)
+        case .event(let kind, let detail, let t, let at):
+            return RecordLine.event(t: t, at: at, kind, detail: detail, style: style)
+        case .power(let event, let t, let at):
+            return RecordLine.power(t: t, at: at, event, style: style)
+        }
+    }
+}

@@ -105,6 +105,8 @@ enum PoweredDemo {
             context.say("lodestar demo: regime \(regime.rawValue): \(reason)")
         case .event(let kind, let detail):
             context.say("lodestar demo: \(kind.name): \(detail)")
+        case .noFix(let notice):
+            context.say("lodestar demo: \(notice.sentence)")
         case .transmitted:
             break
         }

@@ -129,12 +129,19 @@ public final class CaptureRecorder: Sendable {
     /// more than this means the echo never came, and the header goes out with what is known.
     static let headerLineLimit = 16
 
-    public init(options: Options) {
-        self.options = options
-        start = monotonicSeconds()
+    public convenience init(options: Options) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        startedWallClock = UTCTime(seconds: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec / 1_000_000 * 1_000_000))
+        self.init(
+            options: options,
+            startedWallClock: UTCTime(seconds: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec / 1_000_000 * 1_000_000)))
+    }
+
+    /// A recorder whose `t` = 0 is `startedWallClock` (whole milliseconds): tests start one just before midnight.
+    package init(options: Options, startedWallClock: UTCTime) {
+        self.options = options
+        start = monotonicSeconds()
+        self.startedWallClock = startedWallClock
         state = Mutex(State(devicePath: options.device))
     }
 
@@ -212,8 +219,9 @@ public final class CaptureRecorder: Sendable {
             guard state.failure == nil, !state.finished else { return }
             let t = stamp(monotonic, in: &state)
             let record = CaptureRecord.regime(regime.rawValue, reason: reason)
-            state.regime = record
+            // After the line: a file this line starts opens with the regime in force before it.
             emit(.record(t: t, record), in: &state)
+            state.regime = record
         }
     }
 

@@ -1,6 +1,8 @@
 import Capture
 import Foundation
 import GPSD
+import GPSModel
+import Policy
 import Lodestar
 import SystemInterface
 import Testing
@@ -69,6 +71,30 @@ import Testing
             tpvs += fixes
         }
         #expect(tpvs < 40, "the oldest files were pruned")
+    }
+
+    @Test func aCaptureIsRotatedAtUTCMidnight() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = CaptureRecorder.Options(path: directory + "/run.capture")
+        options.rotation = CaptureRecorder.Rotation(maxBytes: nil, daily: true, keep: nil)
+        // 2026-11-30T23:59:58.000Z: two seconds before the day ends.
+        let recorder = CaptureRecorder(options: options, startedWallClock: UTCTime(seconds: 1_796_083_198))
+        let start = monotonicSeconds()
+        for line in Self.setUp + [Self.tpv(1)] { Self.record(line, into: recorder) }
+        recorder.recordRegime(.standby, reason: "before midnight", at: start + 1)
+        recorder.recordRegime(.continuous, reason: "after midnight", at: start + 3)
+        #expect(recorder.finish() == nil)
+        let rotated = CaptureRecorder.rotatedFiles(of: options.path)
+        #expect(rotated == [directory + "/run-20261130T235958.000Z.capture"])
+        let before = try CaptureReader.read(try readWholeFile(rotated[0]))
+        let after = try CaptureReader.read(try readWholeFile(options.path))
+        #expect(before.lines.last?.payload == .regime("standby", reason: "before midnight"))
+        #expect(after.header.started == UTCTime(seconds: 1_796_083_201))
+        #expect(after.lines.map(\.payload).suffix(2) == [
+            .regime("standby", reason: "before midnight"), .regime("continuous", reason: "after midnight"),
+        ])
+        #expect(after.lines.map(\.t) == [0, 0, 0, 0, 0])
     }
 
     @Test func aCaptureLeftByAnEarlierRunIsKeptAsARotatedFile() throws {

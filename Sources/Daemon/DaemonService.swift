@@ -2,6 +2,7 @@ import GPSD
 import GPSModel
 import Lodestar
 import Policy
+import Capture
 import Receivers
 import Synchronization
 import SystemInterface
@@ -141,6 +142,7 @@ public final class DaemonService {
             let (updates, finished) = current.take()
             for update in updates { handle(update) }
             if finished {
+                finishCapture(of: current)
                 run = nil
                 break
             }
@@ -151,6 +153,7 @@ public final class DaemonService {
             }
             if current.isShuttingDown, current.shutDownFor > 1.8 {
                 hooks.log("lodestar run: the manager did not finish within 1.8 s of the stop; leaving anyway")
+                finishCapture(of: current)
                 run = nil
                 break
             }
@@ -249,6 +252,7 @@ public final class DaemonService {
                 old.waitForUpdates(seconds: 0.1)
                 for update in old.take().updates { handle(update) }
             }
+            if let old { finishCapture(of: old) }
             if new.configuration.outputs != setup.configuration.outputs
                 || new.configuration.stateDirectory != setup.configuration.stateDirectory
                 || new.configuration.runtimeDirectory != setup.configuration.runtimeDirectory
@@ -305,10 +309,19 @@ public final class DaemonService {
             default: break
             }
             write(.power(event, t: t, at: now), now: now)
+        case .noFix(let notice):
+            hooks.log("lodestar run: \(notice.sentence)")
         case .transmitted:
             break
         }
         hooks.observe(update)
+    }
+
+    private func finishCapture(of run: ManagedRun) {
+        if let problem = run.finishCapture() {
+            hooks.log("lodestar run: \(problem)")
+            note(error: problem)
+        }
     }
 
     private func note(error: String) {
@@ -392,11 +405,30 @@ final class ManagedRun {
     private let reader: Task<Void, Never>
     private var shutDownAt: Double?
 
+    /// The capture of the run, when the config asks for one.
+    let recorder: CaptureRecorder?
+
     init(setup: DaemonSetup, restoring location: Location?) {
-        let gpsd = setup.configuration.gpsd
+        let configuration = setup.configuration
+        let gpsd = configuration.gpsd
+        if let capture = configuration.outputs.capture {
+            var options = CaptureRecorder.Options(
+                path: DaemonConfiguration.resolve(capture.path, under: configuration.stateDirectory))
+            options.host = gpsd.host
+            options.device = gpsd.device
+            options.note = "lodestar run, profile \(setup.profile.name)"
+            options.rotation = CaptureRecorder.Rotation(
+                maxBytes: capture.rotation.maxBytes, daily: capture.rotation.daily, keep: capture.rotation.keep)
+            recorder = CaptureRecorder(options: options)
+        } else {
+            recorder = nil
+        }
         manager = LocationManager(
             source: .gpsd(host: gpsd.host, port: gpsd.port, device: gpsd.device), profile: setup.profile,
-            power: setup.power, clockRate: setup.clockRate)
+            power: setup.power, clockRate: setup.clockRate,
+            live: LiveOptions(
+                noFixInterval: configuration.status.noFixInterval, recorder: recorder,
+                recordsReceiverBytes: configuration.outputs.capture?.raw ?? false))
         let updates = manager.updates
         let inbox = inbox
         reader = Task {
@@ -427,6 +459,11 @@ final class ManagedRun {
     }
 
     func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
+
+    /// Closes the capture once the manager finished; what went wrong with it, if anything.
+    func finishCapture() -> String? {
+        recorder?.finish().map { "capture \(recorder?.options.path ?? ""): \($0)" }
+    }
     func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
 }
 

@@ -12,10 +12,16 @@ import Glibc
 
 /// Records a live gpsd session into a capture file: every line gpsd sends, verbatim, and with `--raw` the
 /// receiver's own bytes from a second watch, each stamped with `t` on the monotonic clock. With power control,
-/// also every byte sent to the receiver (`tx`), the regimes chosen and the power events seen.
+/// also every byte sent to the receiver (`tx`), the regimes chosen and the power events seen. Safe to call
+/// from any thread: gpsd's reader, the raw watch and a `LocationManager`'s runtime record into one recorder.
 ///
 /// The file is created when gpsd's first line arrives (so a gpsd that is not there leaves no empty file),
 /// and its header is written once gpsd has said its version and devices (they come before the WATCH echo).
+///
+/// With `Options.rotation` the capture at `path` is closed and renamed with the UTC time it started
+/// (`run-20261130T210311.000Z.capture` for `run.capture`) when it would grow past `maxBytes` or a UTC day
+/// ends, and a new one started at `path`. Each file is a capture of its own: a header, gpsd's VERSION,
+/// DEVICES and WATCH lines and the regime in force again at its `t` = 0, so it replays alone.
 public final class CaptureRecorder: Sendable {
     public struct Options: Sendable {
         public var path: String
@@ -24,9 +30,27 @@ public final class CaptureRecorder: Sendable {
         public var device: String?
         public var note: String?
         public var syncInterval = 5.0
+        /// nil: one file that grows for as long as the recording runs.
+        public var rotation: Rotation?
 
         public init(path: String) {
             self.path = path
+        }
+    }
+
+    /// When the capture at `path` is closed and a new one started, and how many closed ones are kept.
+    public struct Rotation: Sendable, Equatable {
+        /// Bytes a file may reach; nil: no limit by size. A line longer than this still gets a file.
+        public var maxBytes: Int?
+        /// A new file at each UTC midnight.
+        public var daily: Bool
+        /// Closed files kept (the oldest go first); nil keeps them all.
+        public var keep: Int?
+
+        public init(maxBytes: Int? = nil, daily: Bool = true, keep: Int? = nil) {
+            self.maxBytes = maxBytes
+            self.daily = daily
+            self.keep = keep
         }
     }
 
@@ -39,10 +63,13 @@ public final class CaptureRecorder: Sendable {
         public var transmittedBytes = 0
         public var powerEvents = 0
         public var seconds = 0.0
+        /// Files closed and renamed by rotation.
+        public var rotations = 0
     }
 
     public enum Failure: Error, Sendable, CustomStringConvertible {
         case create(SystemError)
+        /// Also closing, renaming or removing a rotated file (the error names the call).
         case write(SystemError)
 
         public var description: String {
@@ -52,10 +79,29 @@ public final class CaptureRecorder: Sendable {
         }
     }
 
+    /// A line waiting for its file: encoded only when written, since its `t` counts from its file's start.
+    private enum Line {
+        case gpsd(t: Double, object: [UInt8])
+        case record(t: Double, CaptureRecord)
+
+        var t: Double {
+            switch self {
+            case .gpsd(let t, _), .record(let t, _): t
+            }
+        }
+
+        func encoded(from origin: Double) -> [UInt8] {
+            switch self {
+            case .gpsd(let t, let object): CaptureLineEncoder.gpsd(t: t - origin, object: object)
+            case .record(let t, let record): CaptureLineEncoder.record(t: t - origin, record)
+            }
+        }
+    }
+
     private struct State {
         var writer: CaptureFileWriter?
         var headerWritten = false
-        var held: [[UInt8]] = []
+        var held: [Line] = []
         var gpsdRelease: String?
         var devicePath: String?
         var deviceDriver: String?
@@ -63,6 +109,15 @@ public final class CaptureRecorder: Sendable {
         var lastT = 0.0
         var summary = Summary()
         var failure: Failure?
+        /// After `finish`, nothing more is recorded (a reader thread may still be ending).
+        var finished = false
+        /// The current file's `t` = 0, on the recording's own `t`.
+        var fileOrigin = 0.0
+        /// gpsd's lines that set a session up, and the regime in force: each rotated file starts with them.
+        var version: [UInt8]?
+        var devices: [UInt8]?
+        var watch: [UInt8]?
+        var regime: CaptureRecord?
     }
 
     public let options: Options
@@ -74,12 +129,19 @@ public final class CaptureRecorder: Sendable {
     /// more than this means the echo never came, and the header goes out with what is known.
     static let headerLineLimit = 16
 
-    public init(options: Options) {
-        self.options = options
-        start = monotonicSeconds()
+    public convenience init(options: Options) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        startedWallClock = UTCTime(seconds: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec / 1_000_000 * 1_000_000))
+        self.init(
+            options: options,
+            startedWallClock: UTCTime(seconds: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec / 1_000_000 * 1_000_000)))
+    }
+
+    /// A recorder whose `t` = 0 is `startedWallClock` (whole milliseconds): tests start one just before midnight.
+    package init(options: Options, startedWallClock: UTCTime) {
+        self.options = options
+        start = monotonicSeconds()
+        self.startedWallClock = startedWallClock
         state = Mutex(State(devicePath: options.device))
     }
 
@@ -99,16 +161,18 @@ public final class CaptureRecorder: Sendable {
         let isTPVWithPosition =
             JSONPeek.hasClass("TPV", in: line) && (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
         let isWatch = JSONPeek.hasClass("WATCH", in: line)
-        let release = JSONPeek.hasClass("VERSION", in: line) ? JSONPeek.stringValue(of: "release", in: line) : nil
+        let isVersion = JSONPeek.hasClass("VERSION", in: line)
+        let isDevices = JSONPeek.hasClass("DEVICES", in: line)
+        let release = isVersion ? JSONPeek.stringValue(of: "release", in: line) : nil
         var devicePath: String?
         var deviceDriver: String?
-        if JSONPeek.hasClass("DEVICES", in: line) || JSONPeek.hasClass("DEVICE", in: line) {
+        if isDevices || JSONPeek.hasClass("DEVICE", in: line) {
             devicePath = JSONPeek.stringValue(of: "path", in: line)
             deviceDriver = JSONPeek.stringValue(of: "driver", in: line)
         }
-        let object = UnsafeRawBufferPointer(line)
+        let object = Array(UnsafeRawBufferPointer(line))
         state.withLock { state in
-            guard state.failure == nil else { return }
+            guard state.failure == nil, !state.finished else { return }
             // Stamped under the lock, so the two watches' lines are in the file in `t` order.
             let t = stamp(monotonicSeconds(), in: &state)
             state.summary.gpsdLines += 1
@@ -116,7 +180,10 @@ public final class CaptureRecorder: Sendable {
             if let release { state.gpsdRelease = release }
             if state.devicePath == nil, let devicePath { state.devicePath = devicePath }
             if state.deviceDriver == nil, let deviceDriver { state.deviceDriver = deviceDriver }
-            emit(CaptureLineEncoder.gpsd(t: t, object: object), in: &state)
+            if isVersion { state.version = object }
+            if isDevices { state.devices = object }
+            if isWatch { state.watch = object }
+            emit(.gpsd(t: t, object: object), in: &state)
             if !state.headerWritten, isWatch || state.held.count >= Self.headerLineLimit { writeHeader(in: &state) }
         }
     }
@@ -125,11 +192,11 @@ public final class CaptureRecorder: Sendable {
     public func recordReceived(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         state.withLock { state in
-            guard state.failure == nil else { return }
+            guard state.failure == nil, !state.finished else { return }
             let t = stamp(monotonicSeconds(), in: &state)
             state.summary.receivedChunks += 1
             state.summary.receivedBytes += bytes.count
-            emit(CaptureLineEncoder.record(t: t, .received(bytes)), in: &state)
+            emit(.record(t: t, .received(bytes)), in: &state)
         }
     }
 
@@ -138,20 +205,23 @@ public final class CaptureRecorder: Sendable {
     public func recordTransmitted(_ bytes: [UInt8], at monotonic: Double = monotonicSeconds()) {
         guard !bytes.isEmpty else { return }
         state.withLock { state in
-            guard state.failure == nil else { return }
+            guard state.failure == nil, !state.finished else { return }
             let t = stamp(monotonic, in: &state)
             state.summary.transmittedChunks += 1
             state.summary.transmittedBytes += bytes.count
-            emit(CaptureLineEncoder.record(t: t, .transmitted(bytes)), in: &state)
+            emit(.record(t: t, .transmitted(bytes)), in: &state)
         }
     }
 
     /// Records the regime the policy chose, and why, `at` a reading of `monotonicSeconds()`.
     public func recordRegime(_ regime: ReceiverRegime, reason: String?, at monotonic: Double = monotonicSeconds()) {
         state.withLock { state in
-            guard state.failure == nil else { return }
+            guard state.failure == nil, !state.finished else { return }
             let t = stamp(monotonic, in: &state)
-            emit(CaptureLineEncoder.record(t: t, .regime(regime.rawValue, reason: reason)), in: &state)
+            let record = CaptureRecord.regime(regime.rawValue, reason: reason)
+            // After the line: a file this line starts opens with the regime in force before it.
+            emit(.record(t: t, record), in: &state)
+            state.regime = record
         }
     }
 
@@ -159,17 +229,17 @@ public final class CaptureRecorder: Sendable {
     /// reading of `monotonicSeconds()` when it was seen.
     public func recordPowerEvent(_ event: PowerEvent, at monotonic: Double = monotonicSeconds()) {
         state.withLock { state in
-            guard state.failure == nil else { return }
+            guard state.failure == nil, !state.finished else { return }
             let t = stamp(monotonic, in: &state)
             state.summary.powerEvents += 1
-            emit(CaptureLineEncoder.record(t: t, .event(event.captureEvent)), in: &state)
+            emit(.record(t: t, .event(event.captureEvent)), in: &state)
         }
     }
 
     /// `fsync`s if it is time; the record loop calls this while gpsd is quiet.
     public func syncIfDue() {
         state.withLock { state in
-            guard state.failure == nil, let writer = state.writer else { return }
+            guard state.failure == nil, !state.finished, let writer = state.writer else { return }
             do throws(SystemError) {
                 try writer.syncIfDue(now: monotonicSeconds())
             } catch {
@@ -178,10 +248,13 @@ public final class CaptureRecorder: Sendable {
         }
     }
 
-    /// Writes what is held, `fsync`s and closes. The failure that ended the recording, if any.
+    /// Writes what is held, `fsync`s and closes; later records are ignored. The failure that ended the
+    /// recording, if any.
     public func finish() -> Failure? {
         state.withLock { state in
+            guard !state.finished else { return state.failure }
             if state.failure == nil, !state.headerWritten, !state.held.isEmpty { writeHeader(in: &state) }
+            state.finished = true
             if let writer = state.writer {
                 do throws(SystemError) {
                     try writer.close()
@@ -200,7 +273,7 @@ public final class CaptureRecorder: Sendable {
         return state.lastT
     }
 
-    private func emit(_ line: [UInt8], in state: inout State) {
+    private func emit(_ line: Line, in state: inout State) {
         guard state.headerWritten else {
             state.held.append(line)
             return
@@ -208,21 +281,85 @@ public final class CaptureRecorder: Sendable {
         write(line, in: &state)
     }
 
+    private func header(at origin: Double, in state: State) -> [UInt8] {
+        CaptureLineEncoder.header(
+            CaptureHeader(
+                started: wallClock(at: origin), host: options.host, gpsd: state.gpsdRelease,
+                devicePath: state.devicePath, deviceDriver: state.deviceDriver, source: "live",
+                notes: options.note.map { [$0] } ?? []))
+    }
+
     private func writeHeader(in state: inout State) {
-        let header = CaptureHeader(
-            started: startedWallClock, host: options.host, gpsd: state.gpsdRelease, devicePath: state.devicePath,
-            deviceDriver: state.deviceDriver, source: "live", notes: options.note.map { [$0] } ?? [])
         state.headerWritten = true
         let held = state.held
         state.held = []
-        write(CaptureLineEncoder.header(header), in: &state)
+        // The first file starts at the recording's start; it is never rotated before its header is out.
+        write(header(at: 0, in: state), in: &state)
         for line in held { write(line, in: &state) }
+    }
+
+    /// The wall clock at the recording's `t`.
+    private func wallClock(at t: Double) -> UTCTime {
+        let milliseconds = Int64((t * 1000).rounded(.down))
+        let total = Int64(startedWallClock.nanoseconds / 1_000_000) + milliseconds
+        return UTCTime(
+            seconds: startedWallClock.seconds + total / 1000, nanoseconds: Int32(total % 1000) * 1_000_000)
+    }
+
+    private func write(_ line: Line, in state: inout State) {
+        if let rotation = options.rotation, state.writer != nil, isDue(rotation, before: line, in: state) {
+            rotate(at: line.t, in: &state)
+        }
+        write(line.encoded(from: state.fileOrigin), in: &state)
+    }
+
+    /// Whether `line` belongs in a new file: it would take the current one past `maxBytes`, or it is on a
+    /// later UTC day than the file's start.
+    private func isDue(_ rotation: Rotation, before line: Line, in state: State) -> Bool {
+        if rotation.daily, wallClock(at: line.t).seconds / 86_400 > wallClock(at: state.fileOrigin).seconds / 86_400 {
+            return true
+        }
+        guard let maxBytes = rotation.maxBytes, let written = state.writer?.bytesWritten else { return false }
+        // A generous bound of the line's size: the check must not encode every line twice.
+        let size: Int
+        switch line {
+        case .gpsd(_, let object): size = object.count + 32
+        case .record(_, let record): size = CaptureLineEncoder.record(t: 0, record).count + 16
+        }
+        return written + size > maxBytes
+    }
+
+    /// Closes the current file, renames it with its start time, prunes the oldest, and starts a new one at
+    /// `path` whose `t` = 0 is `origin`, with the session's set-up lines again.
+    private func rotate(at origin: Double, in state: inout State) {
+        guard let writer = state.writer else { return }
+        state.writer = nil
+        do throws(SystemError) {
+            try writer.close()
+            try moveAside(options.path, started: wallClock(at: state.fileOrigin))
+            try prune()
+        } catch {
+            state.failure = .write(error)
+            return
+        }
+        state.summary.rotations += 1
+        state.fileOrigin = origin
+        write(header(at: origin, in: state), in: &state)
+        for object in [state.version, state.devices, state.watch].compactMap({ $0 }) {
+            write(Line.gpsd(t: origin, object: object).encoded(from: origin), in: &state)
+        }
+        if let regime = state.regime { write(Line.record(t: origin, regime).encoded(from: origin), in: &state) }
     }
 
     private func write(_ line: [UInt8], in state: inout State) {
         guard state.failure == nil else { return }
         if state.writer == nil {
             do throws(SystemError) {
+                if options.rotation != nil, !options.replacing, access(options.path, F_OK) == 0 {
+                    // A capture left by an earlier run is kept as a rotated file, not refused or overwritten.
+                    try moveAside(options.path, started: wallClock(at: state.fileOrigin))
+                    try prune()
+                }
                 state.writer = try CaptureFileWriter(
                     path: options.path, replacing: options.replacing, syncInterval: options.syncInterval)
             } catch {
@@ -235,6 +372,66 @@ public final class CaptureRecorder: Sendable {
         } catch {
             state.failure = .write(error)
         }
+    }
+
+    // MARK: Rotated files
+
+    /// `run.capture` as `run-20261130T210311.000Z.capture` (names sort in time order); a millisecond later
+    /// when that name is taken.
+    private func moveAside(_ path: String, started: UTCTime) throws(SystemError) {
+        let (stem, suffix) = Self.split(path)
+        var time = started
+        for _ in 0..<1000 {
+            let target = stem + "-" + Self.compactStamp(time) + suffix
+            if access(target, F_OK) != 0 {
+                guard rename(path, target) == 0 else { throw SystemError("rename", path) }
+                return
+            }
+            time = UTCTime(
+                seconds: time.seconds + Int64((time.nanoseconds + 1_000_000) / 1_000_000_000),
+                nanoseconds: (time.nanoseconds + 1_000_000) % 1_000_000_000)
+        }
+        throw SystemError("rename", path, code: EEXIST)
+    }
+
+    /// Removes the oldest rotated files beyond `keep`.
+    private func prune() throws(SystemError) {
+        guard let keep = options.rotation?.keep else { return }
+        let files = Self.rotatedFiles(of: options.path)
+        for path in files.dropLast(max(keep, 0)) where unlink(path) != 0 && errno != ENOENT {
+            throw SystemError("unlink", path)
+        }
+    }
+
+    /// The rotated files of the capture at `path`, oldest first.
+    public static func rotatedFiles(of path: String) -> [String] {
+        let (stem, suffix) = split(path)
+        let slash = stem.lastIndex(of: "/")
+        let directory = slash.map { String(stem[..<$0]) } ?? "."
+        let prefix = (slash.map { String(stem[stem.index(after: $0)...]) } ?? stem) + "-"
+        return directoryEntries(directory.isEmpty ? "/" : directory)
+            .filter { name in
+                guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else {
+                    return false
+                }
+                let stamp = name.dropFirst(prefix.count).dropLast(suffix.count)
+                return stamp.count == 20 && stamp.hasSuffix("Z") && stamp.first?.isNumber == true
+            }
+            .sorted()
+            .map { (directory.isEmpty ? "" : directory + "/") + $0 }
+    }
+
+    /// `captures/run.capture` → (`captures/run`, `.capture`); no extension → (`path`, ``).
+    private static func split(_ path: String) -> (stem: String, suffix: String) {
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (path, "") }
+        let suffix = String(name[dot...])
+        return (String(path.dropLast(suffix.count)), suffix)
+    }
+
+    /// `20261130T210311.000Z`.
+    private static func compactStamp(_ time: UTCTime) -> String {
+        time.iso8601.filter { $0 != "-" && $0 != ":" }
     }
 }
 

@@ -36,6 +36,28 @@ public enum LocationUpdate: Sendable, Equatable {
     case power(PowerEvent)
     /// Bytes receiver power control had gpsd write to the receiver, and what they were (`CFG-RST GNSS stop`).
     case transmitted([UInt8], description: String)
+    /// Live only: the receiver should be navigating (the policy's regime is continuous or power save, past its
+    /// time to first fix) yet has had no usable fix for `LiveOptions.noFixInterval`, again every interval; and
+    /// once when a fix comes back after that (`fix again after 3 min 10 s`).
+    case noFix(NoFixNotice)
+}
+
+/// What a live `LocationManager` does besides locations; a replay ignores them.
+public struct LiveOptions: Sendable {
+    /// Seconds without a fix, while the receiver should be navigating, before a `.noFix` update and between
+    /// them; 0 never.
+    public var noFixInterval = NoFixReporter.defaultInterval
+    /// Receives every line gpsd sends, the bytes power control writes, its events and the policy's regimes.
+    /// Its owner calls `finish()` once `updates` have ended.
+    public var recorder: CaptureRecorder?
+    /// With `recorder`, also the receiver's own bytes through a second gpsd watch (`"raw":2`).
+    public var recordsReceiverBytes = false
+
+    public init(noFixInterval: Double = NoFixReporter.defaultInterval, recorder: CaptureRecorder? = nil, recordsReceiverBytes: Bool = false) {
+        self.noFixInterval = noFixInterval
+        self.recorder = recorder
+        self.recordsReceiverBytes = recordsReceiverBytes
+    }
 }
 
 /// Why `requestLocation` threw.
@@ -109,24 +131,27 @@ public final class LocationManager: Sendable {
     /// shut down; nil leaves it in the policy's last regime. `power` makes the manager power a live receiver
     /// itself (docs/power-control.md): the policy's regimes become commands, their effect is checked and
     /// reported as `power` updates. `receiverControl` is for a control of the application's own instead.
+    /// `live` sets the no-fix updates' interval and a capture recorder of the whole run.
     public init(
         source: LocationSource, configuration: PolicyConfiguration = PolicyConfiguration(),
         receiver: ReceiverModel = .genericNMEA, receiverControl: any ReceiverControl = NoReceiverControl(),
-        power: ReceiverPowerSetup? = nil, exitRegime: ReceiverRegime? = nil
+        power: ReceiverPowerSetup? = nil, exitRegime: ReceiverRegime? = nil, live: LiveOptions = LiveOptions()
     ) {
         core = ManagerCore(
             source: source, configuration: configuration, receiver: receiver, control: receiverControl,
-            power: power, exitRegime: exitRegime)
+            power: power, exitRegime: exitRegime, live: live)
     }
 
     /// A manager whose runtime clock runs `clockRate` times the monotonic clock: tests play an emulated
     /// receiver faster than real time and the policy's timers follow.
     package init(
-        source: LocationSource, profile: Profile, power: ReceiverPowerSetup?, clockRate: Double
+        source: LocationSource, profile: Profile, power: ReceiverPowerSetup?, clockRate: Double,
+        live: LiveOptions = LiveOptions()
     ) {
         core = ManagerCore(
             source: source, configuration: profile.effectivePolicy, receiver: profile.receiver,
-            control: NoReceiverControl(), power: power, exitRegime: profile.effectiveExitRegime, clockRate: clockRate)
+            control: NoReceiverControl(), power: power, exitRegime: profile.effectiveExitRegime, clockRate: clockRate,
+            live: live)
     }
 
     /// A manager running `profile`'s policy and receiver model (with its staleness bound filled in for
@@ -135,11 +160,11 @@ public final class LocationManager: Sendable {
     /// the profile only configures.
     public convenience init(
         source: LocationSource, profile: Profile, receiverControl: any ReceiverControl = NoReceiverControl(),
-        power: ReceiverPowerSetup? = nil
+        power: ReceiverPowerSetup? = nil, live: LiveOptions = LiveOptions()
     ) {
         self.init(
             source: source, configuration: profile.effectivePolicy, receiver: profile.receiver,
-            receiverControl: receiverControl, power: power, exitRegime: profile.effectiveExitRegime)
+            receiverControl: receiverControl, power: power, exitRegime: profile.effectiveExitRegime, live: live)
     }
 
     deinit {
@@ -259,6 +284,8 @@ final class ManagerCore: Sendable {
     let power: ReceiverPowerSetup?
     /// Runtime seconds per monotonic second (live).
     let clockRate: Double
+    /// No-fix lines and the capture recorder; live only.
+    let live: LiveOptions
     let inbox = Inbox()
     private let state = Mutex(SharedState())
 
@@ -287,8 +314,9 @@ final class ManagerCore: Sendable {
     init(
         source: LocationSource, configuration: PolicyConfiguration, receiver: ReceiverModel,
         control: any ReceiverControl, power: ReceiverPowerSetup? = nil, exitRegime: ReceiverRegime? = nil,
-        clockRate: Double = 1
+        clockRate: Double = 1, live: LiveOptions = LiveOptions()
     ) {
+        self.live = live
         self.source = source
         self.configuration = configuration
         self.receiver = receiver

@@ -20,6 +20,12 @@ final class LocationRuntime {
     private var power: ReceiverPowerDriver?
     /// Regimes power control offered that the policy has not been given yet.
     private var pendingOffer: (regimes: Set<ReceiverRegime>, at: Instant)?
+    /// Live, with a no-fix interval: notices a receiver that should be navigating and has no fix.
+    private var noFix: NoFixReporter?
+    /// Since when, and in which regime, the policy has had the receiver down on purpose.
+    private var down: (since: Instant, regime: ReceiverRegime)?
+    /// Live: what the runtime does is also written to the capture.
+    private let recorder: CaptureRecorder?
     private var done: Bool { driver.isShutDown }
 
     init(core: ManagerCore) {
@@ -27,7 +33,9 @@ final class LocationRuntime {
         switch core.source {
         case .gpsd(let host, let port, let device):
             source = LiveSource(
-                host: host, port: port, device: device, receiverLink: core.receiverLink, clockRate: core.clockRate)
+                host: host, port: port, device: device, receiverLink: core.receiverLink, clockRate: core.clockRate,
+                recorder: core.live.recorder, recordsReceiverBytes: core.live.recordsReceiverBytes)
+            recorder = core.live.recorder
             assembler = LocationAssembler(origin: .live)
             if let setup = core.power, let commands = core.receiverLink.commands {
                 power = ReceiverPowerDriver(
@@ -37,6 +45,7 @@ final class LocationRuntime {
         case .replay(let contents, let speed):
             source = ReplaySource(contents, speed: speed, receiver: core.receiver)
             assembler = LocationAssembler(origin: .replay)
+            recorder = nil
         }
         driver = PolicyDriver(
             configuration: core.configuration, receiver: core.receiver, instantsNeverGoBack: true)
@@ -44,9 +53,15 @@ final class LocationRuntime {
 
     func run() {
         source.start(inbox: core.inbox)
+        if core.source.isLive, core.live.noFixInterval > 0 {
+            // Nothing says how long the receiver was down before the start: a cold start's time is its due.
+            noFix = NoFixReporter(
+                interval: core.live.noFixInterval, now: source.now.seconds, grace: core.receiver.timeToFirstFix.cold)
+        }
         while !done {
             fireTimers(through: source.now)
             offerRegimes()
+            reportNoFix()
             for message in core.inbox.take() where !done {
                 let now = source.now
                 fireTimers(through: now)
@@ -60,12 +75,14 @@ final class LocationRuntime {
                 offerRegimes()
             }
             if done { break }
-            let deadlines = [driver.nextDeadline, power?.nextDeadline].compactMap { $0 }
+            let deadlines = [driver.nextDeadline, power?.nextDeadline, noFix?.nextDeadline.map(Instant.init(seconds:))]
+                .compactMap { $0 }
             switch source.next(before: deadlines.min(), inbox: core.inbox) {
             case .event(let event, let instant):
                 fireTimers(through: instant)
                 receive(event, at: instant)
                 offerRegimes()
+                reportNoFix()
             case .idle:
                 continue
             case .ended(let instant):
@@ -112,14 +129,24 @@ final class LocationRuntime {
                 // Handed to the policy at the loop's next turn: this may run inside a policy step.
                 pendingOffer = (regimes, instant)
             case .report(let event):
+                recorder?.recordPowerEvent(event)
                 core.broadcast(.power(event))
             case .transmitted(let bytes, let description):
+                recorder?.recordTransmitted(bytes)
                 core.broadcast(.transmitted(bytes, description: description))
             }
         }
     }
 
     private func receive(_ event: LiveEvent, at instant: Instant) {
+        switch event {
+        case .fix(let fix):
+            if let notice = noFix?.observe(fix, at: instant.seconds) { core.broadcast(.noFix(notice)) }
+        case .report(.sky(let sky)):
+            noFix?.observe(sky, at: instant.seconds)
+        default:
+            break
+        }
         if let power {
             power.observe(event, at: instant)
             handPowerOutputsOn()
@@ -140,6 +167,26 @@ final class LocationRuntime {
             guard receiverLost else { return }
             receiverLost = false
             handle(.receiverBack, at: instant)
+        }
+    }
+
+    /// A no-fix line when one is due.
+    private func reportNoFix() {
+        guard !done, let notice = noFix?.check(at: source.now.seconds) else { return }
+        core.broadcast(.noFix(notice))
+    }
+
+    /// The receiver is expected to navigate in continuous and power save only; after a wake, not before its
+    /// time to first fix from the regime it was in.
+    private func noteNavigating(_ regime: ReceiverRegime, at now: Instant) {
+        switch regime {
+        case .off, .standby:
+            if down == nil { down = (now, regime) }
+            noFix?.suspend()
+        case .powerSave, .continuous:
+            let grace = down.map { core.receiver.timeToFirstFix(afterDown: now - $0.since, in: $0.regime) } ?? 0
+            down = nil
+            noFix?.resume(at: now.seconds, grace: grace)
         }
     }
 
@@ -170,6 +217,8 @@ final class LocationRuntime {
             switch action {
             case .setRegime(let regime, let reason):
                 source.regimeChanged(to: regime, at: now)
+                noteNavigating(regime, at: now)
+                recorder?.recordRegime(regime, reason: reason)
                 core.receiverLink.setRegime(regime, reason: reason)
                 if let power {
                     power.requestRegime(regime, reason: reason, at: now)

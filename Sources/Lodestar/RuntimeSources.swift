@@ -167,13 +167,21 @@ final class LiveSource: RuntimeSource {
     private let origin = monotonicSeconds()
     /// Runtime seconds per monotonic second: 1 live; more when a test plays an emulated receiver faster.
     private let clockRate: Double
+    /// Gets every line gpsd sends, on the reader thread, and with `recordsReceiverBytes` the receiver's bytes.
+    private let recorder: CaptureRecorder?
+    private let recordsReceiverBytes: Bool
 
-    init(host: String, port: String, device: String?, receiverLink: ReceiverLink, clockRate: Double = 1) {
+    init(
+        host: String, port: String, device: String?, receiverLink: ReceiverLink, clockRate: Double = 1,
+        recorder: CaptureRecorder? = nil, recordsReceiverBytes: Bool = false
+    ) {
         self.host = host
         self.port = port
         self.device = device
         self.receiverLink = receiverLink
         self.clockRate = clockRate
+        self.recorder = recorder
+        self.recordsReceiverBytes = recordsReceiverBytes
     }
 
     var now: Instant { Instant(seconds: (monotonicSeconds() - origin) * clockRate) }
@@ -182,29 +190,46 @@ final class LiveSource: RuntimeSource {
         // The control learns of the channel before any device: it may have nothing to do until one comes.
         receiverLink.passOnContext()
         let (host, port, device, stopping, link, rate) = (host, port, device, stopping, receiverLink, clockRate)
+        let recorder = recorder
         let started = DetachedThread.start {
             Self.read(
-                host: host, port: port, device: device, stopping: stopping, link: link, inbox: inbox, clockRate: rate)
+                host: host, port: port, device: device, stopping: stopping, link: link, inbox: inbox, clockRate: rate,
+                recorder: recorder)
         }
         if !started {
             inbox.post(.event(.receiverLost(reason: "cannot start a thread to read gpsd at \(host):\(port)")))
+        }
+        if let recorder, recordsReceiverBytes {
+            // A raw watch that cannot start leaves the capture without `rx` lines; gpsd's lines still come.
+            _ = RawByteWatch.start(
+                host: host, port: port, device: device, shouldStop: { stopping.isSet },
+                onBytes: { recorder.recordReceived($0) }, onFinish: {})
         }
     }
 
     private static func read(
         host: String, port: String, device: String?, stopping: StopFlag, link: ReceiverLink, inbox: Inbox,
-        clockRate: Double
+        clockRate: Double, recorder: CaptureRecorder?
     ) {
         // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps. An epoch
         // ends after a quiet that shrinks with the clock rate (a receiver played fast has fast epochs).
+        var lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)?
+        if let recorder { lineObserver = { line in recorder.recordGPSDLine(line) } }
         let source = LiveReportSource(
-            host: host, port: port, device: device, satelliteDetail: false, commands: link.commands,
+            host: host, port: port, device: device, satelliteDetail: false, lineObserver: lineObserver,
+            commands: link.commands,
             epochQuiet: EpochCollapser<Int, Int, Int>.defaultQuietInterval / clockRate)
         var failures = 0
         var announced = false
         while !stopping.isSet {
             do throws(GPSDError) {
-                try source.run(shouldStop: { stopping.isSet }) { event in
+                try source.run(
+                    shouldStop: {
+                        // Checked at least every 0.2 s: the capture's fsync cadence needs no thread of its own.
+                        recorder?.syncIfDue()
+                        return stopping.isSet
+                    }
+                ) { event in
                     link.note(event)
                     inbox.post(.event(event))
                 }

@@ -19,7 +19,15 @@ enum WatchCommand {
         options: [
             .gpsdHost, .gpsdPort,
             .value("device", "path", help: "watch only this device", default: "all of gpsd's devices"),
-        ] + WatchOptions.declarations,
+        ] + WatchOptions.declarations + [
+            .value(
+                "no-fix-interval", "seconds",
+                help: """
+                    while the receiver has no fix, say so on stderr after this many seconds and as often again, \
+                    with the satellites seen and used; 0 never
+                    """,
+                default: "30")
+        ],
         exitStatuses: [
             ExitStatusDeclaration(
                 .success, "done: --count, --duration, Ctrl-C, SIGTERM, or the reader of the output went away"),
@@ -31,13 +39,23 @@ enum WatchCommand {
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let options = try WatchOptions(parsed)
+        let noFixInterval = try noFixInterval(parsed)
         let source = LiveReportSource(
             host: parsed.string("host") ?? GPSDSession.defaultHost,
             port: try parsed.port("port") ?? GPSDSession.defaultPort,
             device: parsed.string("device"),
             // watch prints satellite counts only; skipping the per-satellite list halves its decoding.
             satelliteDetail: false)
-        return WatchLoop(options: options, context: context).run(source: source)
+        return WatchLoop(options: options, context: context, noFixInterval: noFixInterval).run(source: source)
+    }
+
+    /// `--no-fix-interval`: nil when 0 (never).
+    private static func noFixInterval(_ parsed: ParsedArguments) throws(UsageError) -> Double? {
+        guard let text = parsed.string("no-fix-interval") else { return NoFixReporter.defaultInterval }
+        guard let value = Double(text), value >= 0, value.isFinite else {
+            throw UsageError(message: "option '--no-fix-interval' takes a number of seconds, 0 or more, not '\(text)'")
+        }
+        return value > 0 ? value : nil
     }
 }
 
@@ -71,6 +89,8 @@ struct WatchOptions {
 struct WatchLoop {
     let options: WatchOptions
     let context: CommandContext
+    /// Seconds without a fix before a line on stderr says so, and between such lines; nil never.
+    var noFixInterval: Double?
 
     /// Runs until count, duration, a stop request, `extraStop`, or an output failure. `onWatching` runs
     /// once the watch is in effect (the demo starts feeding then).
@@ -79,12 +99,25 @@ struct WatchLoop {
     ) -> ExitCode {
         var emitter = LocationEmitter(format: options.format, count: options.count, context: context)
         let deadline = options.duration.map { monotonicSeconds() + $0 }
+        var noFix = noFixInterval.map { NoFixReporter(interval: $0, now: monotonicSeconds()) }
         let shouldStop = {
-            emitter.finished || context.shouldStop() || extraStop()
+            // Looked at every 0.2 s even when gpsd sends nothing, so a silent receiver is reported too.
+            if let notice = noFix?.check(at: monotonicSeconds()) { context.say("lodestar: \(notice.sentence)") }
+            return emitter.finished || context.shouldStop() || extraStop()
                 || deadline.map { monotonicSeconds() >= $0 } ?? false
         }
         do throws(GPSDError) {
             try source.run(shouldStop: shouldStop) { event in
+                switch event {
+                case .fix(let fix):
+                    if let notice = noFix?.observe(fix, at: monotonicSeconds()) {
+                        context.say("lodestar: \(notice.sentence)")
+                    }
+                case .report(.sky(let sky)):
+                    noFix?.observe(sky, at: monotonicSeconds())
+                default:
+                    break
+                }
                 emitter.handle(event)
                 if case .watching = event { onWatching() }
             }

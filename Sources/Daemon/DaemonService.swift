@@ -125,7 +125,7 @@ public final class DaemonService {
             hooks.log(
                 "lodestar run: restored: last location \(last.timestamp.iso8601), receiver left in "
                     + "\(savedState.regime?.rawValue ?? "an unknown regime"), \(savedState.fixesDelivered) locations over "
-                    + "\(savedState.runs) earlier runs")
+                    + "\(savedState.runs) earlier run\(savedState.runs == 1 ? "" : "s")")
         }
         outputs = hooks.makeOutputs(setup.configuration)
         hooks.log(

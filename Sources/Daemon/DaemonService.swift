@@ -402,7 +402,6 @@ public enum DaemonReload: Sendable {
 final class ManagedRun {
     let manager: LocationManager
     private let inbox = UpdateInbox()
-    private let reader: Task<Void, Never>
     private var shutDownAt: Double?
 
     /// The capture of the run, when the config asks for one.
@@ -429,11 +428,11 @@ final class ManagedRun {
             live: LiveOptions(
                 noFixInterval: configuration.status.noFixInterval, recorder: recorder,
                 recordsReceiverBytes: configuration.outputs.capture?.raw ?? false))
-        let updates = manager.updates
         let inbox = inbox
-        reader = Task {
-            for await update in updates { inbox.post(update) }
-            inbox.finish()
+        // A callback rather than a task reading `updates`: the service's thread is not the cooperative pool's,
+        // and a blocked pool must not hold up the track.
+        manager.observeUpdates { update in
+            if let update { inbox.post(update) } else { inbox.finish() }
         }
         if let location { manager.restoreLastKnownLocation(location) }
         let profile = setup.profile
@@ -445,8 +444,6 @@ final class ManagedRun {
         }
         if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
     }
-
-    deinit { reader.cancel() }
 
     var isShuttingDown: Bool { shutDownAt != nil }
     var shutDownFor: Double { shutDownAt.map { monotonicSeconds() - $0 } ?? 0 }

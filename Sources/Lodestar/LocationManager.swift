@@ -182,6 +182,13 @@ public final class LocationManager: Sendable {
         return LocationUpdates(stream: stream, core: core)
     }
 
+    /// Every update from now on, handed to `handler` on the manager's own thread in order, then nil when the
+    /// manager finishes: for a caller with no task to read `updates` from (the service's loop runs on a thread
+    /// of its own). The handler must return quickly; it holds up the manager while it runs.
+    package func observeUpdates(_ handler: @escaping @Sendable (LocationUpdate?) -> Void) {
+        core.observe(handler)
+    }
+
     /// Starts standard updates (Core Location's `startUpdatingLocation`), or reconfigures running ones.
     public func startUpdatingLocation(_ configuration: UpdatesConfiguration = UpdatesConfiguration()) {
         core.send(.startUpdates(configuration))
@@ -305,6 +312,8 @@ final class ManagerCore: Sendable {
     private struct SharedState {
         var phase = Phase.idle
         var subscribers: [Int: AsyncStream<LocationUpdate>.Continuation] = [:]
+        /// Called on the runtime's thread with each update, then nil at the end.
+        var handlers: [@Sendable (LocationUpdate?) -> Void] = []
         var nextSubscriber = 0
         var requests: [RequestID: RequestSlot] = [:]
         var nextRequest: UInt64 = 1
@@ -381,6 +390,15 @@ final class ManagerCore: Sendable {
         }
     }
 
+    func observe(_ handler: @escaping @Sendable (LocationUpdate?) -> Void) {
+        let added = state.withLock { state in
+            guard state.phase != .finished else { return false }
+            state.handlers.append(handler)
+            return true
+        }
+        if !added { handler(nil) }
+    }
+
     func newRequestID() -> RequestID {
         state.withLock { state in
             defer { state.nextRequest += 1 }
@@ -431,8 +449,9 @@ final class ManagerCore: Sendable {
     // MARK: The runtime's side
 
     func broadcast(_ update: LocationUpdate) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
+        let (subscribers, handlers) = state.withLock { (Array($0.subscribers.values), $0.handlers) }
         for subscriber in subscribers { subscriber.yield(update) }
+        for handler in handlers { handler(update) }
     }
 
     func setLastKnownLocation(_ location: Location?) {
@@ -454,13 +473,15 @@ final class ManagerCore: Sendable {
     /// The end: every consumer's sequence finishes and every request still waiting throws. Continuations are
     /// resumed and finished outside the lock (a finishing stream calls its termination handler, which locks).
     func finish() {
-        let (subscribers, requests) = state.withLock { state in
+        let (subscribers, requests, handlers) = state.withLock { state in
             state.phase = .finished
-            let taken = (Array(state.subscribers.values), Array(state.requests.values))
+            let taken = (Array(state.subscribers.values), Array(state.requests.values), state.handlers)
             state.subscribers.removeAll()
             state.requests.removeAll()
+            state.handlers.removeAll()
             return taken
         }
+        for handler in handlers { handler(nil) }
         for case .waiting(let continuation, let cancelled) in requests {
             continuation.resume(throwing: cancelled ? CancellationError() as any Error : LocationError.finished)
         }

@@ -373,8 +373,10 @@ public final class DaemonService {
 
     /// Makes the state and runtime directories (0755); the message names the one that failed and why.
     static func prepareDirectories(_ configuration: DaemonConfiguration) -> String? {
-        for directory in [configuration.stateDirectory, configuration.runtimeDirectory] {
-            if let problem = makeDirectories(directory) { return problem }
+        for (directory, key) in [(configuration.stateDirectory, "stateDirectory"), (configuration.runtimeDirectory, "runtimeDirectory")] {
+            if let problem = makeDirectories(directory) {
+                return "\(key): \(problem) (run it as the lodestar service, or give --state-dir and --runtime-dir)"
+            }
         }
         return nil
     }

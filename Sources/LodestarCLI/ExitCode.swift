@@ -16,7 +16,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case cannotCreate = 73
     /// EX_IOERR: writing the output failed (other than the reader going away).
     case ioError = 74
-    /// EX_CONFIG: a configuration (profile) error.
+    /// EX_CONFIG: a configuration error (a profile, or the config file of `run`).
     case config = 78
 
     /// What the code means for any command (`lodestar --help`).
@@ -30,7 +30,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .software: "internal error"
         case .cannotCreate: "the output file exists (without --force) or cannot be created"
         case .ioError: "the output could not be written"
-        case .config: "a profile that is not valid"
+        case .config: "a profile or config file that is not valid"
         }
     }
 }

@@ -173,7 +173,7 @@ public struct PowerController: Sendable {
     }
 
     /// Identification polls sent for a device that came back before gpsd's word is taken as it is.
-    static let identificationPolls = 3
+    public static let identificationPolls = 3
 
     private struct AwaitingReply: Sendable {
         var what: String

@@ -3,11 +3,12 @@ import GPSModel
 import Synchronization
 import SystemInterface
 
-/// A plain gpsd client on a thread of its own that notes the time of every fix with a position gpsd reports,
-/// until gpsd goes away or `stop()`: what a test holds the locations a manager delivered against.
+/// A plain gpsd client on a thread of its own that notes every fix with a position gpsd reports, as the
+/// location the live path makes of it, until gpsd goes away or `stop()`: what a test holds the locations a
+/// manager delivered against.
 public final class GPSDFixWatcher: Sendable {
     private struct State {
-        var times: [UTCTime] = []
+        var locations: [Location] = []
         var stopping = false
         var done = false
     }
@@ -31,10 +32,16 @@ public final class GPSDFixWatcher: Sendable {
         try session.watch()
         let handOff = SessionHandOff(session)
         let launched = DetachedThread.start { [shared] in
+            var assembler = LocationAssembler()
             while !shared.state.withLock({ $0.stopping }) {
                 guard let result = try? handOff.session.read(timeoutMicroseconds: 50_000) else { break }
-                guard case .report(.fix(let fix)) = result, fix.hasPosition, let time = fix.time else { continue }
-                shared.state.withLock { $0.times.append(time) }
+                guard case .report(let report) = result else { continue }
+                guard case .fix(let fix) = report else {
+                    assembler.note(report)
+                    continue
+                }
+                guard fix.hasPosition, let location = assembler.location(for: fix) else { continue }
+                shared.state.withLock { $0.locations.append(location) }
             }
             shared.state.withLock { $0.done = true }
         }
@@ -43,11 +50,12 @@ public final class GPSDFixWatcher: Sendable {
 
     deinit { stop() }
 
-    /// The times of the fixes seen so far, each once, in the order gpsd reported them.
-    public var fixTimes: [UTCTime] {
+    /// The fixes seen so far, one per timestamp (gpsd reports an epoch more than once), in the order gpsd
+    /// reported them.
+    public var locations: [Location] {
         shared.state.withLock { state in
             var seen = Set<UTCTime>()
-            return state.times.filter { seen.insert($0).inserted }
+            return state.locations.filter { seen.insert($0.timestamp).inserted }
         }
     }
 

@@ -55,7 +55,11 @@ import Testing
             switch restarts.phase {
             case .up(let since):
                 guard now - since >= upFor else { return false }
-                guard restarts.windows.count < count else { return true }
+                guard restarts.windows.count < count else {
+                    // The run ends here: what gpsd reports after the manager shut down is not its to deliver.
+                    restarts.windows.last?.reference.stop()
+                    return true
+                }
                 let backBefore = Self.receiverBackCount(run)
                 restarts.gpsd.kill()
                 restarts.windows.indices.last.map { restarts.windows[$0].end = now }
@@ -108,8 +112,10 @@ import Testing
     /// Always on, so every fix gpsd reports is one the policy delivers unless it is less accurate than the
     /// profile admits: after each restart every such fix gpsd reported (as a plain client saw them) is
     /// delivered, the first one included.
-    @Test func everyFixAfterEachOfTwentyRestartsIsDeliveredOnce() async throws {
-        let (run, restarts) = try await Self.run(profile: "always-on", count: 20, upFor: 30)
+    /// Each gpsd runs 60 s of the receiver's clock (3 s of wall time): a loaded machine has been seen to take
+    /// over 2 s to activate a device.
+    @Test(.tags(.slow)) func everyFixAfterEachOfTwentyRestartsIsDeliveredOnce() async throws {
+        let (run, restarts) = try await Self.run(profile: "always-on", count: 20, upFor: 60)
         #expect(restarts.problems.isEmpty, "\(restarts.problems)")
         #expect(restarts.windows.count == 20)
         Self.expectNoneDuplicated(run)
@@ -117,7 +123,10 @@ import Testing
         let updates = run.profile.updates
         let limit = try #require(updates.accuracyLimit ?? updates.desiredAccuracy.acceptanceThreshold)
         for (index, window) in restarts.windows.enumerated() {
-            let reported = window.reference.locations.filter { ($0.horizontalAccuracy ?? 0) <= limit }.map(\.timestamp)
+            var seen = window.reference.locations
+            // The run's end may come between gpsd's report of an epoch to the reference and to the manager.
+            if index == restarts.windows.count - 1 { seen = seen.dropLast() }
+            let reported = seen.filter { ($0.horizontalAccuracy ?? 0) <= limit }.map(\.timestamp)
             let lost = reported.filter { !delivered.contains($0) }
             #expect(!window.reference.locations.isEmpty, "restart \(index + 1): gpsd reported no fix")
             #expect(lost.isEmpty, "restart \(index + 1) at \(Int(window.start)): \(lost.count) of \(reported.count) fixes lost: \(lost)")
@@ -128,7 +137,7 @@ import Testing
     /// gpsd could identify it by. After each restart the receiver is identified again, woken, put down
     /// again by the new gpsd's hand (a down stretch starts on the emulator's timeline), and its locations
     /// come.
-    @Test func thePowerSetupIsAppliedAgainAfterEachRestart() async throws {
+    @Test(.tags(.slow)) func thePowerSetupIsAppliedAgainAfterEachRestart() async throws {
         let (run, restarts) = try await Self.run(profile: "car", count: 10, upFor: 150)
         #expect(restarts.problems.isEmpty, "\(restarts.problems)")
         #expect(restarts.windows.count == 10)

@@ -75,11 +75,13 @@ import Testing
             events.contains { $0.event.kind == .receiverIdentified && $0.event.detail.contains("ubx") }, "\(summary)")
         // The policy's regime applied to it: the emulator heard GNSS stop after the replug and went down.
         let heard = run.receiver.commands.filter { $0.t > pluggedAt && !$0.ignored }.map(\.message.name)
+        #expect(heard.contains("MON-VER poll"), "heard after the replug: \(heard); \(summary)")
         #expect(heard.contains("CFG-RST GNSS stop"), "heard after the replug: \(heard); \(summary)")
         #expect(
             Self.reapplied(run, after: pluggedAt),
             "timeline after the replug: \(run.receiver.timeline.filter { $0.end > pluggedAt }.map { "\(Int($0.start)) \($0.state)" })")
         #expect(Self.locations(run, after: pluggedAt) > 0, "locations resume after the replug")
+        GPSDRestartTests.expectNoneDuplicated(run)
     }
 
     /// The kernel hands the freed pty number out again, unless a test running meanwhile took it.

@@ -3,6 +3,10 @@ import GPSModel
 import Policy
 import Receivers
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How a `LocationManager` powers its receiver down and up (docs/power-control.md). Without one the
 /// receiver is left as it is and only the delivered locations follow the policy.
 public struct ReceiverPowerSetup: Sendable {
@@ -130,7 +134,16 @@ final class ReceiverPowerDriver {
             outputs.append((.transmitted(write.bytes, description: write.description), now))
             unanswered += 1
             let inbox = inbox
-            context.writeToReceiver(write.bytes) { outcome in inbox.post(.powerReply(outcome)) }
+            let bytes = write.bytes
+            context.writeToReceiver(bytes) { outcome in
+                guard case .refused(let message) = outcome, message.hasSuffix("is unknown."),
+                    let path = context.devicePath
+                else {
+                    inbox.post(.powerReply(outcome))
+                    return
+                }
+                inbox.post(.powerReply(writeToDeviceDirectly(bytes, path: path, refusal: message)))
+            }
         case .wait:
             // The controller's own deadline covers it.
             break
@@ -154,4 +167,31 @@ final class ReceiverPowerDriver {
             outputs.append((.report(event), now))
         }
     }
+}
+
+/// Writes `bytes` to the receiver's device itself, when gpsd refused to because it has not identified the
+/// receiver there (`Type of … is unknown.`). gpsd writes to a device only once it has decoded a packet from
+/// it, and a receiver that was asleep when gpsd (re)opened its device (gpsd restarted while a u-blox was in
+/// GNSS stop) says nothing gpsd could identify it by: it would sleep until it is power-cycled. Written
+/// directly, the wake or the version poll makes it talk, gpsd identifies it, and the next writes go through
+/// gpsd again. Needs write access to the device, which the udev rules give the daemon's group.
+func writeToDeviceDirectly(_ bytes: [UInt8], path: String, refusal: String) -> GPSDCommandOutcome {
+    func failed(_ call: String) -> GPSDCommandOutcome {
+        let reason = String(cString: strerror(errno))
+        return .failed(
+            reason: "gpsd refused (\(refusal)), and writing to \(path) directly failed at \(call): \(reason)")
+    }
+    let descriptor = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK)
+    guard descriptor >= 0 else { return failed("open") }
+    defer { close(descriptor) }
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return failed("write")
+        }
+        offset += written
+    }
+    return .answered(.device(DeviceInfo(path: path)))
 }

@@ -48,6 +48,11 @@ public struct PowerController: Sendable {
     /// The writes awaiting gpsd's answer, oldest first.
     private var awaitingReplies: [AwaitingReply] = []
     private var shuttingDown = false
+    /// The identified receiver's device went away (unplugged, gpsd gone): whatever gpsd activates next is
+    /// identified again before it is trusted to be the same receiver.
+    private var deviceGone = false
+    /// The device that came back after `deviceGone`, while its receiver is being identified again.
+    private var reidentifying: Reidentifying?
     /// Whether `offeredRegimes` went out once (the first offer goes out even when it is the default).
     private var hasOffered = false
     private var actions: [PowerControllerAction] = []
@@ -71,6 +76,7 @@ public struct PowerController: Sendable {
         default: break
         }
         if let reapplyAt, !shuttingDown { deadlines.append(reapplyAt) }
+        if let reidentifying, !shuttingDown { deadlines.append(reidentifying.nextPollAt) }
         return deadlines.min()
     }
 
@@ -153,6 +159,22 @@ public struct PowerController: Sendable {
         var attempt: Int
     }
 
+    /// A receiver with commands whose device came back (a replug, a gpsd restart). gpsd names the generic
+    /// NMEA driver first for anything that talks NMEA, and gpsd 3.22 probes a device added where another was
+    /// no further: the receiver is asked for its versions (u-blox MON-VER, MediaTek PMTK605), whose answer
+    /// makes gpsd switch to the make's driver and name it in its next DEVICE report. Until then the
+    /// identification from before stands.
+    private struct Reidentifying: Sendable {
+        var path: String
+        var polls = 0
+        var nextPollAt: Double
+        /// The vaguer identity gpsd gave meanwhile: taken once the polls are used up without a better one.
+        var vague: ReceiverIdentity?
+    }
+
+    /// Identification polls sent for a device that came back before gpsd's word is taken as it is.
+    public static let identificationPolls = 3
+
     private struct AwaitingReply: Sendable {
         var what: String
         /// The last write of a power-save plan: its answer confirms power save.
@@ -167,20 +189,38 @@ public struct PowerController: Sendable {
         if let path {
             devicePath = path
             connection = configuration.connection ?? ReceiverConnection(devicePath: path)
+        } else if engaged, identification != nil {
+            deviceGone = true
         }
         // A device gone (nil identity) keeps what was identified: a USB port switched off brings it back.
         guard let identity else { return }
+        let candidate = ReceiverIdentification(identity)
+        var cameBack: String?
+        if var pending = reidentifying, pending.path == identity.path {
+            if let current = identification, Self.isVaguer(candidate, than: current) {
+                // The same receiver, as far as anything says yet: its power setup goes on.
+                pending.vague = identity
+                reidentifying = pending
+                return
+            }
+            reidentifying = nil
+            cameBack = identity.path
+        }
         let before = (identification, mechanism, connection)
         self.identity = identity
-        identification = ReceiverIdentification(identity)
+        identification = candidate
         mechanism = resolveMechanism()
         guard engaged else {
             engageIfReady(now: now)
             return
         }
-        guard before != (identification, mechanism, connection) else { return }
-        // gpsd named a first driver (NMEA0183) and then a better one (u-blox), or reported the versions.
-        reportIdentification()
+        guard before != (identification, mechanism, connection) else {
+            if let cameBack { reportIdentification(cameBackOn: cameBack) }
+            return
+        }
+        // gpsd named a first driver (NMEA0183) and then a better one (u-blox), or reported the versions, or
+        // the receiver that came back is another.
+        reportIdentification(cameBackOn: cameBack)
         updateOffers()
         if before.1 != mechanism && !startWakeSent && isCommandMechanism {
             wakeAtStart(now: now)
@@ -218,6 +258,13 @@ public struct PowerController: Sendable {
 
     private mutating func deviceActivated(path: String, now: Double) {
         guard engaged, !shuttingDown else { return }
+        if deviceGone {
+            deviceGone = false
+            // Asked once gpsd's probing of the device is over, as the regime is.
+            if isCommandMechanism {
+                reidentifying = Reidentifying(path: path, nextPollAt: now + configuration.timeouts.probeSettle)
+            }
+        }
         // A released device reopened by another client is still gpsd's business.
         guard mechanism != .closeDevice else { return }
         let heldDown: ReceiverRegime
@@ -283,6 +330,7 @@ public struct PowerController: Sendable {
     private mutating func shutdown(exitRegime: ReceiverRegime, now: Double) {
         shuttingDown = true
         reapplyAt = nil
+        reidentifying = nil
         guard engaged else {
             report(
                 .regimeCommanded, regime: exitRegime,
@@ -370,7 +418,42 @@ public struct PowerController: Sendable {
             note: "at start (wake whatever state it was left in)")
     }
 
-    private mutating func reportIdentification() {
+    /// Whether `candidate` says less than `current` about what may be the same receiver: gpsd names the
+    /// generic NMEA driver, or a u-blox without its versions, before the receiver answered a probe or a poll.
+    static func isVaguer(_ candidate: ReceiverIdentification, than current: ReceiverIdentification) -> Bool {
+        switch (candidate.family, current.family) {
+        case (.nmea, .ublox), (.nmea, .mediatek), (.nmea, .sirf): true
+        case (.ublox(nil), .ublox(.some)): true
+        default: false
+        }
+    }
+
+    /// The message that makes the identified receiver say what it is, which gpsd decodes; nil for a
+    /// receiver without commands.
+    private var identificationPoll: ReceiverMessage? {
+        switch identification?.family {
+        case .ublox: .ubx(UBXCommand.pollVersion)
+        case .mediatek: .pmtk(PMTKCommand.queryFirmware)
+        default: nil
+        }
+    }
+
+    /// Asks the receiver on the device that came back what it is, up to `identificationPolls` times; then
+    /// takes what gpsd said meanwhile, however vague (another receiver may really have been plugged in).
+    private mutating func pollIdentity(now: Double) {
+        guard var pending = reidentifying else { return }
+        guard pending.polls < Self.identificationPolls, let poll = identificationPoll else {
+            reidentifying = nil
+            if let vague = pending.vague { receiverChanged(path: vague.path, identity: vague, now: now) }
+            return
+        }
+        write(.message(poll), confirmsPowerSave: false)
+        pending.polls += 1
+        pending.nextPollAt = now + configuration.timeouts.probeSettle
+        reidentifying = pending
+    }
+
+    private mutating func reportIdentification(cameBackOn path: String? = nil) {
         guard let identification, let identity else { return }
         let model = identification.model?.name ?? configuration.model.name
         let mechanismName = mechanism?.rawValue ?? "none"
@@ -390,10 +473,11 @@ public struct PowerController: Sendable {
                     "\(what): \(identification.summary). Lodestar keeps it running; \(off); mechanism \(mechanismName)"
                     + " over \(connection.rawValue), reachable regimes: \(regimes.joined(separator: ", "))")
         } else {
+            let again = path.map { "again, on \($0) (its device came back): " } ?? ""
             report(
                 .receiverIdentified,
                 detail:
-                    "\(what): model \(model), mechanism \(mechanismName) over \(connection.rawValue); reachable"
+                    "\(again)\(what): model \(model), mechanism \(mechanismName) over \(connection.rawValue); reachable"
                     + " regimes: \(regimes.joined(separator: ", ")) (\(identification.summary))")
         }
     }
@@ -737,6 +821,10 @@ public struct PowerController: Sendable {
     }
 
     private mutating func fire(now: Double) {
+        if let pending = reidentifying, pending.nextPollAt <= now {
+            pollIdentity(now: now)
+            return
+        }
         if let at = reapplyAt, at <= now {
             reapplyAt = nil
             switch phase {

@@ -144,6 +144,7 @@ extension ReceiverMessage {
                 case 0x09: return "CFG-RST GNSS start"
                 default: return "CFG-RST"
                 }
+            case (0x0A, 0x04) where frame.payload.isEmpty: return "MON-VER poll"
             case (0x02, 0x41): return "RXM-PMREQ backup"
             case (0x06, 0x11):
                 return frame.payload.count > 1 && frame.payload[1] == 1 ? "CFG-RXM power save" : "CFG-RXM continuous"

@@ -259,9 +259,18 @@ public final class EmulatedReceiver: Sendable {
     /// `addDeviceAndWait`: gpsd 3.22 reads and reports a device added where another was before, but sends
     /// no DEVICE report naming its driver, which that waits for. The receiver announces itself again when
     /// gpsd first writes to it (its probes on opening).
+    ///
+    /// `avoiding`: device paths it must not come back on, as a USB receiver that comes back as `ttyACM1`
+    /// (ptys taken meanwhile are held until a free one is found, then closed).
     @discardableResult
-    public func reappear() throws(SystemError) -> String {
-        let terminal = try PseudoTerminal()
+    public func reappear(avoiding paths: Set<String> = []) throws(SystemError) -> String {
+        var held: [PseudoTerminal] = []
+        defer { for pty in held { pty.close() } }
+        var terminal = try PseudoTerminal()
+        while paths.contains(terminal.devicePath), held.count < 16 {
+            held.append(terminal)
+            terminal = try PseudoTerminal()
+        }
         let greeting: [UInt8] = shared.withLock { state in
             state.terminal = terminal
             state.readOffset = 0

@@ -25,6 +25,7 @@ public final class PrivateGPSD: @unchecked Sendable {
     }
 
     public let port: UInt16
+    public let options: Options
     public let controlSocketPath: String
     public let logPath: String
     public let sharedMemoryKey: Int32
@@ -57,6 +58,7 @@ public final class PrivateGPSD: @unchecked Sendable {
 
     public init(options: Options = Options()) throws(StartError) {
         guard let gpsd = findExecutable("gpsd") else { throw .gpsdNotInstalled }
+        self.options = options
         var template = Array("/tmp/lodestar-gpsd-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw .system(SystemError("mkdtemp", "/tmp/lodestar-gpsd-XXXXXX"))
@@ -122,6 +124,24 @@ public final class PrivateGPSD: @unchecked Sendable {
     public func kill() {
         process.signal(SIGKILL)
         process.waitForExit(timeout: 5)
+    }
+
+    /// A new gpsd on this one's port, with its options and no device, as systemd restarts a gpsd that died:
+    /// its clients reconnect to it where they were. Stops this one first if it still runs. A port the kernel
+    /// does not let go of at once is tried again for up to `timeout` seconds.
+    public func successor(timeout: Double = 10) throws(StartError) -> PrivateGPSD {
+        stop()
+        var options = self.options
+        options.port = port
+        let deadline = monotonicSeconds() + timeout
+        while true {
+            do {
+                return try PrivateGPSD(options: options)
+            } catch {
+                guard case .didNotStart = error, monotonicSeconds() < deadline else { throw error }
+                sleepSeconds(0.1)
+            }
+        }
     }
 
     /// Adds a device through the control socket (`+PATH`).

@@ -520,3 +520,69 @@ struct ControllerScript {
         #expect(writes(script) == [Self.stop])
     }
 }
+
+/// A receiver whose device went away and came back: unplugged and plugged in again (on the same device or
+/// another), or gpsd restarted.
+@Suite struct PowerControllerReturnTests {
+    static let poll = ReceiverWrite.message(.ubx(UBXCommand.pollVersion))
+
+    /// A u-blox 8 over USB held in standby on `/dev/ttyACM0`, its device gone at 30 s (gpsd says so with a
+    /// device closing, or by going away) and back on `path` at 40 s, where gpsd names only the generic NMEA
+    /// driver at 41 s, as gpsd 3.22 does for a device added where another was.
+    static func cameBack(on path: String) -> ControllerScript {
+        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
+        var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
+        script.holdInStandby("/dev/ttyACM0")
+        script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
+        script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
+        script.send(.receiverChanged(devicePath: path, identity: nil), at: 40)
+        script.send(.deviceActivated(devicePath: path), at: 40)
+        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 41)
+        return script
+    }
+
+    @Test(arguments: ["/dev/ttyACM0", "/dev/ttyACM1"])
+    func aReceiverThatCameBackIsAskedWhatItIsAndPutInItsRegimeAgain(path: String) {
+        var script = Self.cameBack(on: path)
+        // gpsd's generic name does not make it a receiver without commands.
+        #expect(script.controller.mechanism == .ubx)
+        #expect(script.events(.receiverIdentified).count == 1)
+        script.advance(to: 44)
+        // Once gpsd's probing is over: the version poll, and standby again on the device that came back.
+        #expect(writes(script, since: 40) == [Self.poll, PowerControllerTests.stop])
+        #expect(script.events(.reapplied).map(\.regime) == [.standby])
+        // The poll's answer makes gpsd name the u-blox: identified again, and no more polls.
+        script.send(.receiverChanged(devicePath: path, identity: PowerControllerTests.ublox8(path)), at: 45)
+        let again = script.events(.receiverIdentified).dropFirst()
+        #expect(again.count == 1)
+        #expect(again.first?.detail.contains("again, on \(path)") == true, "\(again)")
+        script.advance(to: 70)
+        #expect(writes(script, since: 44.5).isEmpty)
+        #expect(script.controller.achievedRegime == .standby)
+        #expect(script.offers.last?.contains(.standby) == true)
+    }
+
+    @Test func anotherReceiverOnTheDeviceThatCameBackIsTakenForWhatGpsdSaysAfterThePolls() {
+        var script = Self.cameBack(on: "/dev/ttyACM1")
+        script.advance(to: 60)
+        let polls = writes(script, since: 40).filter { $0 == Self.poll }
+        #expect(polls.count == PowerController.identificationPolls)
+        // No answer named a make: it is the generic NMEA receiver gpsd says it is.
+        #expect(script.controller.mechanism == .closeDevice)
+        #expect(script.controller.identification?.family == .nmea)
+        #expect(script.events(.receiverIdentified).last?.detail.contains("NMEA0183") == true)
+    }
+
+    @Test func aDeviceGpsdReopenedWithoutLosingItIsNotPolled() {
+        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
+        var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
+        script.holdInStandby("/dev/ttyACM0")
+        script.send(.deviceActivated(devicePath: "/dev/ttyACM0"), at: 40)
+        script.advance(to: 60)
+        #expect(!writes(script, since: 40).contains(Self.poll))
+    }
+
+    func writes(_ script: ControllerScript, since: Double) -> [ReceiverWrite] {
+        script.writes(since: since).map(\.write)
+    }
+}

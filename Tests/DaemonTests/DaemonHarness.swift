@@ -11,7 +11,7 @@ import Testing
 /// and the service's clock follows (`--clock-rate`), so its policy naps match what the receiver does.
 final class DaemonUnderTest: @unchecked Sendable {
     let folder: String
-    let gpsd: PrivateGPSD
+    var gpsd: PrivateGPSD
     let receiver: EmulatedReceiver
     let speed: Double
     private(set) var process: ChildProcess?

@@ -304,7 +304,14 @@ public final class DaemonService {
             if setup.power != nil { ledger.record(event, at: receiverSeconds) }
             hooks.log("lodestar run: power: \(event.kind.rawValue): \(event.detail)")
             switch event.kind {
-            case .receiverIdentified, .receiverUnknown: status.receiver = event.detail
+            case .receiverIdentified, .receiverUnknown:
+                status.receiver = event.detail
+                // Power control's sentence names the mechanism it chose ("…, mechanism ubx over usb; …").
+                let words = event.detail.split(separator: " ")
+                if let index = words.firstIndex(of: "mechanism"), index + 1 < words.count {
+                    let name = words[index + 1].prefix { $0.isLetter }
+                    if !name.isEmpty { status.mechanism = String(name) }
+                }
             case .noEffect, .wakeFailed, .commandFailed: note(error: event.detail)
             default: break
             }

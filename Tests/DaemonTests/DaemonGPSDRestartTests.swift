@@ -9,7 +9,7 @@ import Testing
 /// the receiver's device added back each time: the service reconnects by itself, locations come again after
 /// every restart, and the track file never holds a location twice.
 @Suite(.tags(.gpsd, .slow)) struct DaemonGPSDRestartTests {
-    @Test func twentyGPSDRestartsLeaveATrackWithLocationsAfterEachAndNoneTwice() throws {
+    @Test func twentyGPSDRestartsLeaveATrackWithLocationsAfterEachAndNoneTwice() async throws {
         var model = ReceiverModel.ublox8
         model.connection = .usb
         let run = try DaemonUnderTest(model: model, connection: .usb, speed: 10)
@@ -18,19 +18,19 @@ import Testing
         config["gpsd"] = ["host": "127.0.0.1", "port": String(run.gpsd.port), "device": NSNull()]
         try run.writeConfig(config)
         try run.start()
-        try run.waitUntil("the first locations", timeout: 60) { run.locationTimestamps().count >= 5 }
+        try await run.waitUntil("the first locations", timeout: 60) { run.locationTimestamps().count >= 5 }
         var counts: [Int] = []
         for restart in 1...20 {
             let before = run.locationTimestamps().count
             run.gpsd.kill()
             run.gpsd = try run.gpsd.successor()
             try run.gpsd.addDevice(run.receiver.devicePath)
-            try run.waitUntil("locations after restart \(restart)", timeout: 60) {
+            try await run.waitUntil("locations after restart \(restart)", timeout: 60) {
                 run.locationTimestamps().count >= before + 5
             }
             counts.append(run.locationTimestamps().count - before)
         }
-        let (status, seconds) = try run.terminate()
+        let (status, seconds) = try await run.terminate()
         #expect(status == 0)
         #expect(seconds < 2)
         let timestamps = run.locationTimestamps()
@@ -47,7 +47,7 @@ import Testing
 /// down and plugged in again on another device path: the service identifies it again and puts it down again,
 /// as the emulator hears and its timeline shows.
 @Suite(.tags(.gpsd)) struct DaemonReplugTests {
-    @Test func aReceiverPluggedBackOnANewPathGetsItsPowerSetupAgain() throws {
+    @Test func aReceiverPluggedBackOnANewPathGetsItsPowerSetupAgain() async throws {
         var model = ReceiverModel.ublox8
         model.connection = .usb
         let run = try DaemonUnderTest(model: model, connection: .usb, speed: 10)
@@ -56,26 +56,26 @@ import Testing
         try run.writeConfig(config)
         try run.start()
         let down: Set<String> = ["standby", "backup", "off"]
-        try run.waitUntil("the receiver down", timeout: 60) { run.receiver.timeline.contains { down.contains($0.state.rawValue) } }
+        try await run.waitUntil("the receiver down", timeout: 60) { run.receiver.timeline.contains { down.contains($0.state.rawValue) } }
         let oldPath = run.receiver.devicePath
         run.receiver.disappear()
         try run.gpsd.removeDevice(oldPath)
-        sleepSeconds(1)
+        try await Task.sleep(for: .seconds(1))
         let newPath = try run.receiver.reappear(avoiding: [oldPath])
         let pluggedAt = run.receiver.clock
         try run.gpsd.addDevice(newPath)
-        try run.waitUntil("the receiver identified again", timeout: 60) {
+        try await run.waitUntil("the receiver identified again", timeout: 60) {
             run.stderr.contains("receiverIdentified") && run.stderr.contains("again, on \(newPath)")
         }
-        try run.waitUntil("the receiver down again after the replug", timeout: 90) {
+        try await run.waitUntil("the receiver down again after the replug", timeout: 90) {
             run.receiver.timeline.contains { $0.start > pluggedAt && down.contains($0.state.rawValue) }
         }
         let heard = run.receiver.commands.filter { $0.t > pluggedAt && !$0.ignored }.map(\.message.name)
         #expect(heard.contains("MON-VER poll"), "heard after the replug: \(heard)")
         #expect(heard.contains("CFG-RST GNSS stop") || heard.contains("RXM-PMREQ backup"), "heard after the replug: \(heard)")
         let before = run.locationTimestamps().count
-        try run.waitUntil("locations after the replug", timeout: 90) { run.locationTimestamps().count > before }
-        let (status, _) = try run.terminate()
+        try await run.waitUntil("locations after the replug", timeout: 90) { run.locationTimestamps().count > before }
+        let (status, _) = try await run.terminate()
         #expect(status == 0)
         let timestamps = run.locationTimestamps()
         #expect(Set(timestamps).count == timestamps.count, "no location written twice")

@@ -96,11 +96,13 @@ final class DaemonUnderTest: @unchecked Sendable {
     func signal(_ number: Int32) { process?.signal(number) }
 
     /// Sends SIGTERM and returns the exit status and how long the exit took.
-    func terminate() throws -> (status: Int32, seconds: Double) {
+    func terminate() async throws -> (status: Int32, seconds: Double) {
         let process = try #require(process)
         let start = monotonicSeconds()
         process.signal(SIGTERM)
-        let status = try #require(process.waitForExit(timeout: 10), "lodestar run did not exit within 10 s of SIGTERM")
+        // Polled with task sleeps: a blocking wait would hold one of the test pool's few threads.
+        while process.isRunning, monotonicSeconds() - start < 10 { try await Task.sleep(for: .milliseconds(20)) }
+        let status = try #require(process.poll(), "lodestar run did not exit within 10 s of SIGTERM")
         return (status, monotonicSeconds() - start)
     }
 
@@ -137,7 +139,8 @@ final class DaemonUnderTest: @unchecked Sendable {
         jsonlRecords().filter { $0["type"] as? String == "location" }.compactMap { $0["timestamp"] as? String }
     }
 
-    func waitUntil(_ what: String, timeout: Double = 30, _ condition: () -> Bool) throws {
+    /// Waits with task sleeps, not thread sleeps: the suites share the test pool's few threads with async tests.
+    func waitUntil(_ what: String, timeout: Double = 30, _ condition: () -> Bool) async throws {
         let deadline = monotonicSeconds() + timeout
         while !condition() {
             if let process, !process.isRunning {
@@ -146,7 +149,7 @@ final class DaemonUnderTest: @unchecked Sendable {
             guard monotonicSeconds() < deadline else {
                 throw TestFailure("timed out after \(timeout) s waiting for \(what)\n\(stderr.suffix(3000))")
             }
-            sleepSeconds(0.05)
+            try await Task.sleep(for: .milliseconds(50))
         }
     }
 }

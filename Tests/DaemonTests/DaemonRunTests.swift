@@ -23,7 +23,7 @@ import Testing
 
     static var car: ReceiverModel { ProfileStore.builtIn("car")?.receiver ?? .genericNMEA }
 
-    @Test func writesRotatedJSONLAndGPXAndServesTwoSocketClients() throws {
+    @Test func writesRotatedJSONLAndGPXAndServesTwoSocketClients() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
         var config = run.baseConfig(profile: "always-on")
         config["outputs"] = [
@@ -34,14 +34,14 @@ import Testing
         try run.writeConfig(config)
         try run.start(startReceiver: false)
         let socketPath = run.runtimeDirectory + "/locations.sock"
-        try run.waitUntil("the locations socket") { FileManager.default.fileExists(atPath: socketPath) }
+        try await run.waitUntil("the locations socket") { FileManager.default.fileExists(atPath: socketPath) }
         let first = try SocketClient(path: socketPath)
         let second = try SocketClient(path: socketPath)
         run.receiver.start()
-        try run.waitUntil("150 locations on both clients", timeout: 60) {
+        try await run.waitUntil("150 locations on both clients", timeout: 60) {
             first.lines.count >= 150 && second.lines.count >= 150
         }
-        let (status, _) = try run.terminate()
+        let (status, _) = try await run.terminate()
         #expect(status == 0, "exit status \(status >> 8)\n\(run.stderr.suffix(2000))")
         let firstLines = first.lines
         let secondLines = second.lines
@@ -66,58 +66,58 @@ import Testing
         #expect(points == timestamps.count, "GPX points \(points), jsonl locations \(timestamps.count)")
     }
 
-    @Test func hangupReloadsAChangedProfileAndKeepsTheOldConfigWhenTheNewOneIsBroken() throws {
+    @Test func hangupReloadsAChangedProfileAndKeepsTheOldConfigWhenTheNewOneIsBroken() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
         try run.writeConfig(run.baseConfig(profile: "always-on"))
         try run.start()
-        try run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 10 }
+        try await run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 10 }
         #expect(!run.stderr.contains("regime off") && !run.stderr.contains("regime standby"))
 
         try run.writeConfig(run.baseConfig(profile: "car"))
         let downBefore = run.receiver.timeline.filter { ["backup", "standby", "off"].contains($0.state.rawValue) }.count
         run.signal(SIGHUP)
-        try run.waitUntil("the reload", timeout: 30) { run.stderr.contains("reloading: profile car") }
-        try run.waitUntil("the car profile sleeping the receiver", timeout: 90) {
+        try await run.waitUntil("the reload", timeout: 30) { run.stderr.contains("reloading: profile car") }
+        try await run.waitUntil("the car profile sleeping the receiver", timeout: 90) {
             run.receiver.timeline.filter { ["backup", "standby", "off"].contains($0.state.rawValue) }.count > downBefore
         }
 
         try run.writeConfigText(#"{"profile": "car", "outputs": {"jsonl": {"fsyncInterval": "often"}}}"#)
         let delivered = run.locationTimestamps().count
         run.signal(SIGHUP)
-        try run.waitUntil("the refused reload", timeout: 30) { run.stderr.contains("reload refused") }
+        try await run.waitUntil("the refused reload", timeout: 30) { run.stderr.contains("reload refused") }
         #expect(run.stderr.contains("outputs.jsonl.fsyncInterval"), "the problem is logged with its key path")
-        try run.waitUntil("locations after the refused reload", timeout: 90) {
+        try await run.waitUntil("locations after the refused reload", timeout: 90) {
             run.locationTimestamps().count > delivered
         }
-        let (status, _) = try run.terminate()
+        let (status, _) = try await run.terminate()
         #expect(status == 0)
     }
 
-    @Test func terminateLeavesTheReceiverInTheExitRegimeAndExitsZeroWithinTwoSeconds() throws {
+    @Test func terminateLeavesTheReceiverInTheExitRegimeAndExitsZeroWithinTwoSeconds() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
         try run.writeProfile("car-standby", try Self.profileText("car", newName: "car-standby", changes: ["exitRegime": "standby"]))
         try run.writeConfig(run.baseConfig(profile: "car-standby"))
         try run.start()
-        try run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 5 }
-        let (status, seconds) = try run.terminate()
+        try await run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 5 }
+        let (status, seconds) = try await run.terminate()
         #expect(status == 0, "exit status \(status >> 8)")
         #expect(seconds < 2, "exited \(seconds) s after SIGTERM")
-        sleepSeconds(0.5)
+        try await Task.sleep(for: .milliseconds(500))
         let last = try #require(run.receiver.timeline.last)
         #expect(last.state.rawValue == "standby", "the emulator's last state: \(last.state.rawValue)")
     }
 
-    @Test func notifiesSystemdOnARealDatagramSocket() throws {
+    @Test func notifiesSystemdOnARealDatagramSocket() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
         let notifySocket = try DatagramListener(path: run.folder + "/notify.sock")
         try run.writeConfig(run.baseConfig(profile: "car"))
         try run.start(environment: ["NOTIFY_SOCKET": notifySocket.path, "WATCHDOG_USEC": "2000000"])
-        try run.waitUntil("READY=1", timeout: 30) { notifySocket.messages.contains("READY=1") }
-        try run.waitUntil("a STATUS line and two watchdog pings", timeout: 30) {
+        try await run.waitUntil("READY=1", timeout: 30) { notifySocket.messages.contains("READY=1") }
+        try await run.waitUntil("a STATUS line and two watchdog pings", timeout: 30) {
             let messages = notifySocket.messages
             return messages.contains { $0.hasPrefix("STATUS=") } && messages.count { $0 == "WATCHDOG=1" } >= 2
         }
-        let (status, _) = try run.terminate()
+        let (status, _) = try await run.terminate()
         #expect(status == 0)
         #expect(notifySocket.messages.contains("STOPPING=1"))
         let statusLine = try #require(notifySocket.messages.last { $0.hasPrefix("STATUS=") })
@@ -126,12 +126,12 @@ import Testing
             "\(statusLine)")
     }
 
-    @Test func statusReadsTheRunningServiceAndStateSurvivesARestart() throws {
+    @Test func statusReadsTheRunningServiceAndStateSurvivesARestart() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
         try run.writeConfig(run.baseConfig(profile: "car"))
         try run.start()
-        try run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 5 }
-        sleepSeconds(1.5)
+        try await run.waitUntil("locations", timeout: 60) { run.locationTimestamps().count >= 5 }
+        try await Task.sleep(for: .milliseconds(1500))
         let binary = try #require(DaemonUnderTest.executable)
         let statusOut = run.folder + "/status.out"
         let status = try ChildProcess(
@@ -141,7 +141,7 @@ import Testing
         for expected in ["regime", "last fix", "receiver", "fixes delivered", "mAh", "last error"] {
             #expect(text.lowercased().contains(expected.lowercased()), "status lacks \(expected):\n\(text)")
         }
-        let (code, _) = try run.terminate()
+        let (code, _) = try await run.terminate()
         #expect(code == 0)
         let state = try String(contentsOfFile: run.stateDirectory + "/state.json", encoding: .utf8)
         let last = try #require(run.locationTimestamps().last)
@@ -154,9 +154,9 @@ import Testing
         // Started again, it resumes from the saved state: the last location is known before any new fix.
         let delivered = run.locationTimestamps().count
         try run.start(startReceiver: false)
-        try run.waitUntil("the restored state", timeout: 30) { run.stderr.contains("restored: last location \(last)") }
+        try await run.waitUntil("the restored state", timeout: 30) { run.stderr.contains("restored: last location \(last)") }
         #expect(run.stderr.contains("\(delivered) locations over 1 earlier run"), "\(run.stderr.prefix(1500))")
-        let (again, _) = try run.terminate()
+        let (again, _) = try await run.terminate()
         #expect(again == 0)
         let saved = try String(contentsOfFile: run.stateDirectory + "/state.json", encoding: .utf8)
         #expect(saved.contains(#""runs":2"#) || saved.contains(#""runs": 2"#), "\(saved)")

@@ -38,17 +38,55 @@ public final class ReportLineProcessor {
             return
         }
         // Read the epoch's identity from the text; decode only the TPV that is passed on.
-        let time = JSONPeek.textKey(of: "time", in: line)
-        let hasPosition =
-            (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
-            && JSONPeek.hasMember("lat", in: line) && JSONPeek.hasMember("lon", in: line)
+        let identity = Self.epochIdentity(of: line)
         // The line and the NUL that ends it.
         let held = Array(UnsafeBufferPointer(start: line.baseAddress, count: line.count + 1))
         let finished = collapser.add(
-            held,
-            device: JSONPeek.textKey(of: "device", in: line) ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]),
-            time: time, hasPosition: hasPosition, now: now)
+            held, device: identity.device, time: identity.time, hasPosition: identity.hasPosition, now: now)
         for payload in finished { enqueue(decodeHeld(payload)) }
+    }
+
+    /// What the collapser needs of a TPV line (its device, its time, whether it has a position), read in one
+    /// walk over the members; a line that is not a flat object is searched key by key instead.
+    private static func epochIdentity(of line: UnsafeBufferPointer<CChar>) -> (device: TextKey, time: TextKey?, hasPosition: Bool) {
+        var device: TextKey?
+        var time: TextKey?
+        var mode = 0
+        var hasLatitude = false
+        var hasLongitude = false
+        let walked = JSONPeek.forEachMember(in: line) { key, value, quoted in
+            func named(_ name: StaticString) -> Bool {
+                key.count == name.utf8CodeUnitCount
+                    && name.withUTF8Buffer { bytes in zip(key, bytes).allSatisfy { line[$0] == CChar(bitPattern: $1) } }
+            }
+            switch key.count {
+            case 3:
+                if named("lat") { hasLatitude = true } else if named("lon") { hasLongitude = true }
+            case 4:
+                if quoted, time == nil, named("time") {
+                    time = TextKey(line[value])
+                } else if !quoted, named("mode") {
+                    mode = JSONPeek.leadingInteger(line[value]) ?? 0
+                }
+            case 6:
+                if quoted, device == nil, named("device") { device = TextKey(line[value]) }
+            default:
+                break
+            }
+            return true
+        }
+        guard walked else {
+            return (
+                JSONPeek.textKey(of: "device", in: line) ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]),
+                JSONPeek.textKey(of: "time", in: line),
+                (JSONPeek.integerValue(of: "mode", in: line) ?? 0) >= 2
+                    && JSONPeek.hasMember("lat", in: line) && JSONPeek.hasMember("lon", in: line)
+            )
+        }
+        return (
+            device ?? TextKey(UnsafeBufferPointer(start: nil, count: 0)[...]), time,
+            mode >= 2 && hasLatitude && hasLongitude
+        )
     }
 
     /// The next finished report, in the order the lines came.
@@ -88,8 +126,8 @@ public final class ReportLineProcessor {
 
     /// Decodes a held line (NUL-terminated copy).
     private func decodeHeld(_ payload: [CChar]) -> Report? {
-        var copy = payload
-        return copy.withUnsafeMutableBufferPointer { bytes in
+        // Read in place: neither libgps (its parser takes const text) nor the scanners write to the line.
+        payload.withUnsafeBufferPointer { bytes in
             decode(UnsafeBufferPointer(rebasing: bytes.dropLast()))
         }
     }

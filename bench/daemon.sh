@@ -3,7 +3,7 @@
 #   cpu:  lodestar next to gpxlogger (C, libgps) on the same gpsd stream, 3 runs; target <= 1.0x its CPU.
 #   soak: lodestar alone over 25 h of receiver time (the drive looped with advancing time) at 2000x;
 #         targets: peak RSS <= 8 MiB, < 5 % RSS growth from receiver hour 1 to the end.
-# Builds the release binary as scripts/lodestar does (static Swift standard library).
+# Builds the release binary as scripts/lodestar does (a static executable, stripped).
 #   bench/daemon.sh [cpu|soak|all] [CAPTURE]
 # The lodestar command line (after the binary) comes from LODESTAR_ARGS, {host}/{port} filled in; default
 # `watch --host {host} --port {port} --format jsonl`.
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup
 export LODESTAR_ARGS="${LODESTAR_ARGS:-watch --host {host} --port {port} --format jsonl}"
-swift build -c release --static-swift-stdlib --product lodestar >&2
+swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -s --product lodestar >&2
 mode="${1:-all}"
 capture="${2:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}"
 if [ "$mode" = cpu ] || [ "$mode" = all ]; then

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup
-swift build -c release --static-swift-stdlib --product lodestar >&2
+swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -s --product lodestar >&2
 LOG="${1:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}"
 RUNS="${2:-5}"
 WORK="$(mktemp -d)"

@@ -7,6 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup
-swift build -c release --static-swift-stdlib --product lodestar >&2
+swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -s --product lodestar >&2
 exec /usr/bin/python3 bench/watch_vs_gpspipe.py .build/release/lodestar \
   "${1:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}" "${2:-3}" "${3:-200}"

@@ -17,6 +17,7 @@ runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 speed = float(sys.argv[4]) if len(sys.argv) > 4 else 200
 
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon import PrivateGPSD, epochs, read, wait_for  # noqa: E402  (the private gpsd and feed, shared)
 

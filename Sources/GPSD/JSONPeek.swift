@@ -71,7 +71,13 @@ public enum JSONPeek {
 
     /// The number value of the first `"key":1.25` (strtod's syntax; the line must be NUL-terminated).
     public static func doubleValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Double? {
-        guard let start = valueStart(of: key, quoted: false, in: line), let base = line.baseAddress else { return nil }
+        guard let start = valueStart(of: key, quoted: false, in: line) else { return nil }
+        return number(at: start, in: line)
+    }
+
+    /// The number starting at `start` (strtod's syntax; the line must be NUL-terminated).
+    static func number(at start: Int, in line: UnsafeBufferPointer<CChar>) -> Double? {
+        guard let base = line.baseAddress else { return nil }
         var end: UnsafeMutablePointer<CChar>?
         let value = strtod(base + start, &end)
         guard let end, end > UnsafeMutablePointer(mutating: base + start), value.isFinite else { return nil }

@@ -1,6 +1,10 @@
 import CGPS
 import GPSModel
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Turns gpsd JSON lines into reports, one line at a time: the one path every line takes, whether it just
 /// arrived from gpsd (`GPSDSession`, `now` from the monotonic clock) or is read back from a capture (replay,
 /// `now` from the capture's `t`). Owns its `gps_data_t`; not thread-safe.
@@ -132,17 +136,66 @@ public final class ReportLineProcessor {
         }
     }
 
+    /// The SKY counts read in one walk over the members before the satellite list (gpsd writes them
+    /// first), with the same readers as the key-by-key search; nil when one of them is not there, and the
+    /// caller searches the whole line key by key.
+    static func skyCounts(in line: UnsafeBufferPointer<CChar>) -> SkyView? {
+        guard let base = line.baseAddress else { return nil }
+        var device: Range<Int>?
+        var hdop: Int?
+        var vdop: Int?
+        var pdop: Int?
+        var used: Int?
+        var visible: Int?
+        _ = JSONPeek.forEachMember(in: line) { key, value, quoted in
+            // Only `"key":value` with nothing between, as the key-by-key search finds them.
+            guard value.lowerBound == key.upperBound + (quoted ? 3 : 2), key.count == 4 || key.count == 6 else {
+                return true
+            }
+            func named(_ name: StaticString) -> Bool {
+                key.count == name.utf8CodeUnitCount && memcmp(base + key.lowerBound, name.utf8Start, key.count) == 0
+            }
+            if quoted {
+                if device == nil, named("device") { device = value }
+            } else if hdop == nil, named("hdop") {
+                hdop = value.lowerBound
+            } else if vdop == nil, named("vdop") {
+                vdop = value.lowerBound
+            } else if pdop == nil, named("pdop") {
+                pdop = value.lowerBound
+            } else if used == nil, named("uSat") {
+                used = JSONPeek.leadingInteger(line[value]) ?? -1
+            } else if visible == nil, named("nSat") {
+                visible = JSONPeek.leadingInteger(line[value]) ?? -1
+            }
+            return true
+        }
+        guard let device, let hdop, let vdop, let pdop, let used, let visible, used >= 0, visible >= 0 else {
+            return nil
+        }
+        return SkyView(
+            device: String(
+                decoding: UnsafeRawBufferPointer(start: base + device.lowerBound, count: device.count), as: UTF8.self),
+            hdop: JSONPeek.number(at: hdop, in: line), vdop: JSONPeek.number(at: vdop, in: line),
+            pdop: JSONPeek.number(at: pdop, in: line), satellites: [],
+            satellitesUsed: used, satellitesVisible: visible)
+    }
+
+    /// The SKY counts, each key searched for in the whole line.
+    static func skyCountsByKey(in line: UnsafeBufferPointer<CChar>) -> SkyView {
+        SkyView(
+            device: JSONPeek.stringValue(of: "device", in: line),
+            hdop: JSONPeek.doubleValue(of: "hdop", in: line), vdop: JSONPeek.doubleValue(of: "vdop", in: line),
+            pdop: JSONPeek.doubleValue(of: "pdop", in: line), satellites: [],
+            satellitesUsed: JSONPeek.integerValue(of: "uSat", in: line) ?? 0,
+            satellitesVisible: JSONPeek.integerValue(of: "nSat", in: line) ?? 0)
+    }
+
     private func decode(_ line: UnsafeBufferPointer<CChar>) -> Report? {
         if !satelliteDetail, JSONPeek.hasClass("SKY", in: line) {
             // Counts only: the DOPs and gpsd's own satellite counts, read straight from the line. libgps
             // would parse every satellite of the list first, the largest part of what gpsd sends.
-            return .sky(
-                SkyView(
-                    device: JSONPeek.stringValue(of: "device", in: line),
-                    hdop: JSONPeek.doubleValue(of: "hdop", in: line), vdop: JSONPeek.doubleValue(of: "vdop", in: line),
-                    pdop: JSONPeek.doubleValue(of: "pdop", in: line), satellites: [],
-                    satellitesUsed: JSONPeek.integerValue(of: "uSat", in: line) ?? 0,
-                    satellitesVisible: JSONPeek.integerValue(of: "nSat", in: line) ?? 0))
+            return .sky(Self.skyCounts(in: line) ?? Self.skyCountsByKey(in: line))
         }
         return unpacker.unpack(line)
     }

@@ -12,6 +12,9 @@ import Glibc
 /// the decoding (bench/daemon.sh). Anything unusual (an escape, a nested value, a non-numeric number, a
 /// device path libgps would truncate, no device) returns nil and the caller decodes with libgps instead.
 enum TPVScanner {
+    /// The TPV members read as numbers into a `Fix`.
+    private enum NumberField { case latitude, longitude, epx, epy, eph, epv, eps, epd, speed, track, climb }
+
     /// The fix the TPV `line` describes (the byte after it must be a NUL), or nil to leave it to libgps. The
     /// device path goes into `data` as `gps_unpack` would put it: a later report without a device of its own
     /// is decoded with it.
@@ -20,25 +23,43 @@ enum TPVScanner {
         var fix = Fix(mode: .notSeen)
         var device: Range<Int>?
         var usable = true
+        // Direct stores: a key path write goes through the runtime for every member.
+        func set(_ field: NumberField, _ value: Double?) {
+            switch field {
+            case .latitude: fix.latitude = value
+            case .longitude: fix.longitude = value
+            case .epx: fix.epx = value
+            case .epy: fix.epy = value
+            case .eph: fix.eph = value
+            case .epv: fix.epv = value
+            case .eps: fix.eps = value
+            case .epd: fix.epd = value
+            case .speed: fix.speed = value
+            case .track: fix.track = value
+            case .climb: fix.climb = value
+            }
+        }
         let walked = JSONPeek.forEachMember(in: line) { key, value, quoted in
             let first = line[key.lowerBound]
             switch key.count {
             case 3:
-                guard !quoted, let number = number(at: value, in: base) else {
-                    usable = !isNumberKey(key, in: base)
-                    return usable
-                }
+                let name: NumberField
                 switch (first, line[key.lowerBound + 1], line[key.lowerBound + 2]) {
-                case (0x6C, 0x61, 0x74): fix.latitude = finite(number)  // lat
-                case (0x6C, 0x6F, 0x6E): fix.longitude = finite(number)  // lon
-                case (0x65, 0x70, 0x78): fix.epx = finite(number)  // epx
-                case (0x65, 0x70, 0x79): fix.epy = finite(number)  // epy
-                case (0x65, 0x70, 0x68): fix.eph = finite(number)  // eph
-                case (0x65, 0x70, 0x76): fix.epv = finite(number)  // epv
-                case (0x65, 0x70, 0x73): fix.eps = finite(number)  // eps
-                case (0x65, 0x70, 0x64): fix.epd = finite(number)  // epd
-                default: break
+                case (0x6C, 0x61, 0x74): name = .latitude  // lat
+                case (0x6C, 0x6F, 0x6E): name = .longitude  // lon
+                case (0x65, 0x70, 0x78): name = .epx
+                case (0x65, 0x70, 0x79): name = .epy
+                case (0x65, 0x70, 0x68): name = .eph
+                case (0x65, 0x70, 0x76): name = .epv
+                case (0x65, 0x70, 0x73): name = .eps
+                case (0x65, 0x70, 0x64): name = .epd
+                default: return true  // ept, alt, sep…: not read
                 }
+                guard !quoted, let number = number(at: value, in: base) else {
+                    usable = false
+                    return false
+                }
+                set(name, finite(number))
             case 4 where matches(key, "mode", in: base):
                 guard !quoted, let mode = integer(at: value, in: line) else {
                     usable = false
@@ -53,13 +74,13 @@ enum TPVScanner {
                 fix.time = time.tv_sec == 0 && time.tv_nsec == 0
                     ? nil : UTCTime(seconds: Int64(time.tv_sec), nanoseconds: Int32(time.tv_nsec))
             case 5 where first == 0x73 || first == 0x74 || first == 0x63:  // speed, track, climb (class is quoted)
-                let name: WritableKeyPath<Fix, Double?>
+                let name: NumberField
                 if matches(key, "speed", in: base) {
-                    name = \.speed
+                    name = .speed
                 } else if matches(key, "track", in: base) {
-                    name = \.track
+                    name = .track
                 } else if matches(key, "climb", in: base) {
-                    name = \.climb
+                    name = .climb
                 } else {
                     return true
                 }
@@ -67,7 +88,7 @@ enum TPVScanner {
                     usable = false
                     return false
                 }
-                fix[keyPath: name] = finite(number)
+                set(name, finite(number))
             case 6 where matches(key, "device", in: base):
                 guard quoted, value.count < Int(GPS_PATH_MAX) else {
                     usable = false
@@ -108,12 +129,6 @@ enum TPVScanner {
 
     private static func matches(_ key: Range<Int>, _ name: StaticString, in base: UnsafePointer<CChar>) -> Bool {
         key.count == name.utf8CodeUnitCount && memcmp(base + key.lowerBound, name.utf8Start, key.count) == 0
-    }
-
-    private static func isNumberKey(_ key: Range<Int>, in base: UnsafePointer<CChar>) -> Bool {
-        ["lat", "lon", "epx", "epy", "eph", "epv", "eps", "epd"].contains { (name: StaticString) in
-            matches(key, name, in: base)
-        }
     }
 
     /// libgps reads a real with `safe_atof`, which stops at the `,` or `}` after the value as at the NUL of

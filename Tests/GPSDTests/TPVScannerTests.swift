@@ -98,3 +98,37 @@ private func fixed(_ value: Double, _ decimals: Int) -> String {
     let digits = String(part)
     return (value < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: decimals - digits.count) + digits
 }
+
+/// SKY counts read in one walk before the satellite list must equal what the key-by-key search reads.
+@Suite struct SkyCountsTests {
+    static let lines = [
+        #"{"class":"SKY","device":"/dev/pts/0","xdop":0.54,"ydop":0.61,"vdop":1.30,"tdop":0.74,"hdop":0.80,"gdop":1.68,"pdop":1.50,"nSat":12,"uSat":10,"satellites":[{"PRN":4,"el":16.0,"az":162.0,"ss":46.0,"used":true,"gnssid":0,"svid":4},{"PRN":7,"el":84.0,"az":207.0,"ss":48.0,"used":true,"gnssid":0,"svid":7}]}"#,
+        #"{"class":"SKY","device":"/dev/ttyACM0","vdop":9.9,"hdop":1e1,"pdop":-0,"nSat":0,"uSat":0}"#,
+    ]
+    /// Lines the walk leaves to the key-by-key search: a count missing before the list, spaces, no device.
+    static let leftToSearch = [
+        #"{"class":"SKY","device":"/dev/pts/0","hdop":0.80,"pdop":1.50,"nSat":12,"satellites":[{"PRN":4}],"uSat":10,"vdop":1.3}"#,
+        #"{"class":"SKY","device":"/dev/pts/0","hdop" : 0.80,"vdop":1.3,"pdop":1.50,"nSat":12,"uSat":10}"#,
+        #"{"class":"SKY","hdop":0.80,"vdop":1.3,"pdop":1.50,"nSat":12,"uSat":10}"#,
+        #"{"class":"SKY","device":"/dev/pts/0","hdop":0.80,"vdop":1.3,"pdop":1.50,"nSat":"12","uSat":10}"#,
+    ]
+
+    func withLine<T>(_ line: String, _ body: (UnsafeBufferPointer<CChar>) -> T) -> T {
+        Array(line.utf8CString).withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+    }
+
+    @Test func countsBeforeTheListAreReadAsTheSearchReadsThem() {
+        for line in Self.lines {
+            let walked = withLine(line) { ReportLineProcessor.skyCounts(in: $0) }
+            let searched = withLine(line) { ReportLineProcessor.skyCountsByKey(in: $0) }
+            #expect(walked != nil, "\(line)")
+            #expect(walked == searched, "\(line)")
+        }
+    }
+
+    @Test func unusualLinesAreLeftToTheSearch() {
+        for line in Self.leftToSearch {
+            #expect(withLine(line) { ReportLineProcessor.skyCounts(in: $0) } == nil, "\(line)")
+        }
+    }
+}

@@ -7,12 +7,11 @@
 #   bench/daemon.sh [cpu|soak|all] [CAPTURE]
 # The lodestar command line (after the binary) comes from LODESTAR_ARGS, {host}/{port} filled in; default
 # `watch --host {host} --port {port} --format jsonl`.
-# TODO(daemon): when `lodestar run` exists, flip the default below to the daemon, e.g.
+# TODO(daemon): when `lodestar run` exists, flip DEFAULT_ARGS in bench/daemon.py to the daemon, e.g.
 #   'run --profile car --stdout jsonl --host {host} --port {port}'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup
-export LODESTAR_ARGS="${LODESTAR_ARGS:-watch --host {host} --port {port} --format jsonl}"
 swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -s --product lodestar >&2
 mode="${1:-all}"
 capture="${2:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}"

@@ -10,9 +10,7 @@
 # TODO(daemon): when `lodestar run` exists, flip DEFAULT_ARGS in bench/daemon.py to the daemon, e.g.
 #   'run --profile car --stdout jsonl --host {host} --port {port}'
 set -euo pipefail
-cd "$(dirname "$0")/.."
-source scripts/setup
-swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -s --product lodestar >&2
+source "$(dirname "$0")/build-release.sh"
 mode="${1:-all}"
 capture="${2:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}"
 if [ "$mode" = cpu ] || [ "$mode" = all ]; then

@@ -9,9 +9,7 @@
 # p95 and max in metres; pauses; goal met, or what failed (p95, a baseline's name, oracle). The always-on
 # profile is the always-on baseline itself and is not judged.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-source scripts/setup
-swift build -c release --product lodestar >&2
+source "$(dirname "$0")/build-release.sh"
 captures=()
 profiles=()
 while [ "$#" -gt 0 ]; do

@@ -4,9 +4,7 @@
 # replaying the imported 3-hour drive takes no longer than gpsdecode takes on its raw log.
 #   bench/replay.sh [RAW_LOG] [RUNS]     (default: the longest capture in the repo, 5 runs; medians printed)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-source scripts/setup
-swift build -c release --static-swift-stdlib --product lodestar >&2
+source "$(dirname "$0")/build-release.sh"
 LOG="${1:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}"
 RUNS="${2:-5}"
 WORK="$(mktemp -d)"

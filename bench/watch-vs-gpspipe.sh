@@ -5,8 +5,6 @@
 # gpspipe's, peak RSS <= 8 MB.
 #   bench/watch-vs-gpspipe.sh [CAPTURE] [RUNS] [SPEED]   (SPEED 0: as fast as gpsd reads; default 200x)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-source scripts/setup
-swift build -c release --static-swift-stdlib --product lodestar >&2
+source "$(dirname "$0")/build-release.sh"
 exec /usr/bin/python3 bench/watch_vs_gpspipe.py .build/release/lodestar \
   "${1:-Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea}" "${2:-3}" "${3:-200}"

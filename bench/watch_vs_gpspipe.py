@@ -10,101 +10,25 @@ receiver would deliver it, so each client wakes once per epoch as it would on a 
 reads (SPEED 0), the figures depend mostly on how the scheduler batches gpsd's writes and vary 2x run to run.
 
 usage: watch_vs_gpspipe.py LODESTAR_BINARY CAPTURE [RUNS] [SPEED]"""
-import os, pty, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, termios, fcntl, time
+import os, shutil, signal, statistics, subprocess, sys, tempfile
 
 lodestar, capture = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 speed = float(sys.argv[4]) if len(sys.argv) > 4 else 200
 
 
-def epochs(data):
-    """The capture's lines grouped by receiver time (NMEA RMC/GGA/GNS/ZDA field 1), with that time in s."""
-    groups, current, current_time = [], [], None
-    for line in data.splitlines(keepends=True):
-        fields = line.split(b",")
-        stamp = None
-        if len(fields) > 1 and fields[0][-3:] in (b"RMC", b"GGA", b"GNS", b"ZDA") and len(fields[1]) >= 6:
-            try:
-                stamp = int(fields[1][0:2]) * 3600 + int(fields[1][2:4]) * 60 + float(fields[1][4:])
-            except ValueError:
-                stamp = None
-        if stamp is not None and current_time is not None and stamp != current_time and current:
-            groups.append((current_time, b"".join(current)))
-            current = []
-        if stamp is not None:
-            current_time = stamp
-        current.append(line)
-    if current:
-        groups.append((current_time, b"".join(current)))
-    return groups
-gpsd = shutil.which("gpsd") or "/usr/sbin/gpsd"
-primer = b"$GPTXT,01,01,02,lodestar primer*6A\r\n"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def control(sock_path, command):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sock_path)
-    s.sendall((command + "\n").encode())
-    reply = s.recv(256)
-    s.close()
-    return reply
-
-
-def wait_for(what, condition, timeout=30):
-    deadline = time.time() + timeout
-    while not condition():
-        if time.time() > deadline:
-            sys.exit(f"timed out waiting for {what}")
-        time.sleep(0.01)
-
-
-def read(path):
-    with open(path, errors="replace") as f:
-        return f.read()
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon import PrivateGPSD, epochs, read, wait_for  # noqa: E402  (the private gpsd and feed, shared)
 
 
 def one_run(work):
-    port = free_port()
-    sock = os.path.join(work, "control.sock")
-    shm_key = "0x4c53%04x" % port
-    daemon = subprocess.Popen([gpsd, "-N", "-n", "-b", "-S", str(port), "-F", sock, "-s", "38400", "-f", "8N1"],
-                              env=dict(os.environ, GPSD_SHM_KEY=shm_key), stderr=subprocess.DEVNULL)
+    daemon = PrivateGPSD(work)
     try:
-        wait_for("gpsd's control socket", lambda: os.path.exists(sock))
-        master, slave = pty.openpty()
-        path = os.ttyname(slave)
-        os.chmod(path, 0o666)
-        attributes = termios.tcgetattr(slave)
-        attributes[3] &= ~termios.ECHO
-        termios.tcsetattr(slave, termios.TCSANOW, attributes)
-        watcher = socket.create_connection(("127.0.0.1", port))
-        watcher.sendall(b'?WATCH={"enable":true,"json":true};\n')
-        control(sock, "+" + path)
-        # Prime until gpsd names a driver: it reads the pty from then on and nothing fed later is flushed.
-        buffer, deadline = b"", time.time() + 20
-        watcher.settimeout(0.05)
-        while b'"driver"' not in buffer:
-            if time.time() > deadline:
-                sys.exit("gpsd did not read the pty")
-            os.write(master, primer)
-            try:
-                buffer += watcher.recv(65536)
-            except socket.timeout:
-                pass
-        watcher.close()
-
         outputs = {name: (os.path.join(work, name + ".out"), os.path.join(work, name + ".err"))
                    for name in ("lodestar", "gpspipe")}
-        commands = {"lodestar": [lodestar, "watch", "--host", "127.0.0.1", "--port", str(port), "--format", "jsonl"],
-                    "gpspipe": ["gpspipe", "-w", "127.0.0.1:%d" % port]}
+        commands = {"lodestar": [lodestar, "watch", "--host", "127.0.0.1", "--port", str(daemon.port), "--format", "jsonl"],
+                    "gpspipe": ["gpspipe", "-w", "127.0.0.1:%d" % daemon.port]}
         clients = {}
         for name, command in commands.items():
             out, err = outputs[name]
@@ -113,37 +37,7 @@ def one_run(work):
         wait_for("gpspipe to watch", lambda: '"class":"WATCH"' in read(outputs["gpspipe"][0]))
 
         data = open(capture, "rb").read()
-        if speed > 0:
-            due, previous = time.time(), None
-            for stamp, chunk in epochs(data):
-                if stamp is not None:
-                    if previous is not None:
-                        gap = stamp - previous
-                        gap += 86400 if gap < -43200 else 0
-                        due += min(max(gap, 0), 5) / speed
-                    previous = stamp
-                    delay = due - time.time()
-                    if delay > 0:
-                        time.sleep(delay)
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(master, view):]
-        else:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(master, view[:4096]):]
-        quiet_since = None
-        while True:  # until gpsd has read everything: its queue empty for 0.2 s
-            waiting = struct.unpack("i", fcntl.ioctl(slave, termios.FIONREAD, b"\0\0\0\0"))[0]
-            now = time.time()
-            if waiting:
-                quiet_since = None
-            elif quiet_since is None:
-                quiet_since = now
-            elif now - quiet_since > 0.2:
-                break
-            time.sleep(0.01)
-        control(sock, "-" + path)
+        daemon.feed(epochs(data) if speed > 0 else [(None, data)], speed)
         wait_for("gpspipe to see the device close", lambda: '"activated":0' in read(outputs["gpspipe"][0]))
         wait_for("lodestar to see the device close", lambda: "closed" in read(outputs["lodestar"][1]))
         figures = {}
@@ -158,16 +52,9 @@ def one_run(work):
             process.wait()
         fixes = read(outputs["lodestar"][0]).count("\n")
         tpvs = read(outputs["gpspipe"][0]).count('"class":"TPV"')
-        os.close(master)
-        os.close(slave)
         return figures, fixes, tpvs
     finally:
-        daemon.terminate()
-        try:
-            daemon.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-        subprocess.run(["ipcrm", "-M", shm_key], stderr=subprocess.DEVNULL)
+        daemon.stop()
 
 
 results = []

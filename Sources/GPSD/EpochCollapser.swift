@@ -11,6 +11,7 @@ import GPSModel
 /// caller says what time it is (monotonic seconds).
 public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Sendable, Payload: Sendable>: Sendable {
     private struct Pending: Sendable {
+        var device: Device
         var payload: Payload
         var time: Time
         var hasPosition: Bool
@@ -18,7 +19,9 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
     }
 
     public let quietInterval: Double
-    private var pending: [Device: Pending] = [:]
+    /// One entry per device with an epoch held, in the order they started: a list, not a dictionary, since
+    /// there are one or two devices and hashing a key for every TPV cost more than looking through them.
+    private var pending: [Pending] = []
 
     /// The default quiet interval is longer than the gap between two sentences of one epoch at 4800 baud
     /// (an 80-byte sentence takes 0.17 s), shorter than any receiver's epoch.
@@ -32,26 +35,31 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
     /// time).
     public mutating func add(_ payload: Payload, device: Device, time: Time?, hasPosition: Bool, now: Double) -> [Payload] {
         guard let time else { return [payload] }
-        if var current = pending[device], current.time == time {
-            if hasPosition || !current.hasPosition {
-                current.payload = payload
-                current.hasPosition = hasPosition
-            }
-            current.lastSeen = now
-            pending[device] = current
+        guard let index = pending.firstIndex(where: { $0.device == device }) else {
+            pending.append(Pending(device: device, payload: payload, time: time, hasPosition: hasPosition, lastSeen: now))
             return []
         }
-        let finished = pending[device].map { [$0.payload] } ?? []
-        pending[device] = Pending(payload: payload, time: time, hasPosition: hasPosition, lastSeen: now)
-        return finished
+        if pending[index].time == time {
+            if hasPosition || !pending[index].hasPosition {
+                pending[index].payload = payload
+                pending[index].hasPosition = hasPosition
+            }
+            pending[index].lastSeen = now
+            return []
+        }
+        let finished = pending[index].payload
+        pending[index] = Pending(device: device, payload: payload, time: time, hasPosition: hasPosition, lastSeen: now)
+        return [finished]
     }
 
     /// The epochs whose device has been quiet for `quietInterval`.
     public mutating func flushQuiet(now: Double) -> [Payload] {
+        guard pending.contains(where: { now - $0.lastSeen >= quietInterval }) else { return [] }
         var finished: [Payload] = []
-        for (device, entry) in pending where now - entry.lastSeen >= quietInterval {
+        pending.removeAll { entry in
+            guard now - entry.lastSeen >= quietInterval else { return false }
             finished.append(entry.payload)
-            pending[device] = nil
+            return true
         }
         return finished
     }
@@ -59,10 +67,10 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
     /// The pending epoch of one device (it closed), or of all (the connection ended).
     public mutating func flush(device: Device? = nil) -> [Payload] {
         if let device {
-            guard let entry = pending.removeValue(forKey: device) else { return [] }
-            return [entry.payload]
+            guard let index = pending.firstIndex(where: { $0.device == device }) else { return [] }
+            return [pending.remove(at: index).payload]
         }
-        let finished = pending.values.map(\.payload)
+        let finished = pending.map(\.payload)
         pending.removeAll()
         return finished
     }
@@ -72,7 +80,7 @@ public struct EpochCollapser<Device: Hashable & Sendable, Time: Equatable & Send
     /// When the earliest pending epoch goes quiet (monotonic seconds), so a reader sleeps until then and
     /// not a moment longer or shorter; nil when nothing is pending.
     public var nextQuietDeadline: Double? {
-        pending.values.map { $0.lastSeen + quietInterval }.min()
+        pending.lazy.map { $0.lastSeen + self.quietInterval }.min()
     }
 }
 

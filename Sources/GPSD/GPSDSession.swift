@@ -188,16 +188,19 @@ public final class GPSDSession {
             bufferEnd = 0
             scanStart = 0
         }
-        var pollers = [
+        // A tuple on the stack: an array here was a heap allocation for every read.
+        var pollers = (
             pollfd(fd: Int32(cgps_fd(data)), events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
-        ]
-        let ready = poll(&pollers, wakeDescriptor >= 0 ? 2 : 1, timeoutMilliseconds)
+            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+        )
+        let ready = withUnsafeMutableBytes(of: &pollers) { raw in
+            poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), wakeDescriptor >= 0 ? 2 : 1, timeoutMilliseconds)
+        }
         if ready < 0 {
             if errno == EINTR { return false }
             throw .connectionLost(errno: errno)
         }
-        if ready == 0 || pollers[0].revents == 0 { return false }
+        if ready == 0 || pollers.0.revents == 0 { return false }
         let count = recv(Int32(cgps_fd(data)), buffer + bufferEnd, bufferCapacity - bufferEnd, 0)
         if count == 0 { throw .connectionLost(errno: 0) }
         if count < 0 {

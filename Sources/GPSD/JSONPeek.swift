@@ -57,9 +57,27 @@ public enum JSONPeek {
         return digits > 0 ? value : nil
     }
 
+    /// The non-negative integer at the start of `digits` (up to 9 digits), as `integerValue` reads one.
+    static func leadingInteger(_ digits: Slice<UnsafeBufferPointer<CChar>>) -> Int? {
+        var value = 0
+        var count = 0
+        for byte in digits {
+            guard byte >= 0x30, byte <= 0x39, count < 9 else { break }
+            value = value * 10 + Int(byte - 0x30)
+            count += 1
+        }
+        return count > 0 ? value : nil
+    }
+
     /// The number value of the first `"key":1.25` (strtod's syntax; the line must be NUL-terminated).
     public static func doubleValue(of key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Double? {
-        guard let start = valueStart(of: key, quoted: false, in: line), let base = line.baseAddress else { return nil }
+        guard let start = valueStart(of: key, quoted: false, in: line) else { return nil }
+        return number(at: start, in: line)
+    }
+
+    /// The number starting at `start` (strtod's syntax; the line must be NUL-terminated).
+    static func number(at start: Int, in line: UnsafeBufferPointer<CChar>) -> Double? {
+        guard let base = line.baseAddress else { return nil }
         var end: UnsafeMutablePointer<CChar>?
         let value = strtod(base + start, &end)
         guard let end, end > UnsafeMutablePointer(mutating: base + start), value.isFinite else { return nil }
@@ -69,6 +87,70 @@ public enum JSONPeek {
     /// Whether `key` appears as a member name.
     public static func hasMember(_ key: StaticString, in line: UnsafeBufferPointer<CChar>) -> Bool {
         valueStart(of: key, quoted: false, in: line) != nil
+    }
+
+    /// Walks the members of a flat JSON object (one gpsd report line) once, in order, calling `body` with each
+    /// member's key and value (a string value without its quotes, `quoted` true). False when the line is not
+    /// an object of plain members: a nested value, an escape, broken syntax; `body` returning false ends the
+    /// walk early (and also gives false).
+    static func forEachMember(
+        in line: UnsafeBufferPointer<CChar>, _ body: (_ key: Range<Int>, _ value: Range<Int>, _ quoted: Bool) -> Bool
+    ) -> Bool {
+        let count = line.count
+        var index = 0
+        func skipSpace() {
+            while index < count, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        }
+        /// The string starting after the quote at `index`, and `index` past its closing quote.
+        func string() -> Range<Int>? {
+            index += 1
+            let start = index
+            while index < count, line[index] != 0x22 {
+                if line[index] == 0x5C || line[index] == 0 { return nil }
+                index += 1
+            }
+            guard index < count else { return nil }
+            defer { index += 1 }
+            return start..<index
+        }
+        skipSpace()
+        guard index < count, line[index] == 0x7B else { return false }
+        index += 1
+        skipSpace()
+        if index < count, line[index] == 0x7D { return true }
+        while true {
+            skipSpace()
+            guard index < count, line[index] == 0x22, let key = string() else { return false }
+            skipSpace()
+            guard index < count, line[index] == 0x3A else { return false }
+            index += 1
+            skipSpace()
+            guard index < count else { return false }
+            let value: Range<Int>
+            let quoted = line[index] == 0x22
+            if quoted {
+                guard let text = string() else { return false }
+                value = text
+            } else {
+                let start = index
+                while index < count {
+                    let byte = line[index]
+                    if byte == 0x2C || byte == 0x7D || byte == 0x20 || byte == 0x09 { break }
+                    if byte == 0x5B || byte == 0x7B || byte == 0x22 || byte == 0 { return false }
+                    index += 1
+                }
+                guard index > start else { return false }
+                value = start..<index
+            }
+            guard body(key, value, quoted) else { return false }
+            skipSpace()
+            guard index < count else { return false }
+            if line[index] == 0x2C {
+                index += 1
+                continue
+            }
+            return line[index] == 0x7D
+        }
     }
 
     /// Index just past `"key":` (and the opening quote when `quoted`).

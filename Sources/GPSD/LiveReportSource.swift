@@ -118,7 +118,11 @@ public final class LiveReportSource: Sendable {
                     break
                 case .report(let report):
                     commands?.observe(report)
-                    for event in state.events(for: report, host: host, port: port) { onEvent(event) }
+                    if let event = StreamState.passedOn(report) {
+                        onEvent(event)
+                    } else {
+                        for event in state.events(for: report, host: host, port: port) { onEvent(event) }
+                    }
                 }
             } catch {
                 // The epoch gpsd was still sending is as good as it will get; pass it on before the loss.
@@ -198,10 +202,19 @@ public struct StreamState: Sendable {
         watchedDevice == nil || watchedDevice == path
     }
 
-    public mutating func events(for report: Report, host: String, port: String) -> [LiveEvent] {
+    /// The one event for a report that changes nothing here (fixes, SKY, GST…); nil for the reports
+    /// `events(for:)` has to look at. The read loop passes these on without building a list per report.
+    public static func passedOn(_ report: Report) -> LiveEvent? {
         switch report {
-        case .fix(let fix):
-            return [.fix(fix)]
+        case .fix(let fix): return .fix(fix)
+        case .version, .watch, .devices, .device: return nil
+        default: return .report(report)
+        }
+    }
+
+    public mutating func events(for report: Report, host: String, port: String) -> [LiveEvent] {
+        if let event = Self.passedOn(report) { return [event] }
+        switch report {
         case .version(let version):
             self.version = version
             return [.report(report)]

@@ -171,6 +171,8 @@ private func tupleString<T>(_ tuple: T) -> String {
 /// recorded-line decoder alike. Not thread-safe.
 final class GPSDataUnpacker {
     private let data: UnsafeMutablePointer<gps_data_t>
+    /// TPVs are read by `TPVScanner` (libgps only for what it leaves); false: libgps for all (tests compare).
+    var scansTPV = true
 
     init() {
         data = .allocate(capacity: 1)
@@ -188,6 +190,9 @@ final class GPSDataUnpacker {
         // SKY or DEVICE (docs/gpsd.md §1.3).
         data.pointee.set = 0
         guard let base = line.baseAddress else { return nil }
+        if scansTPV, JSONPeek.hasClass("TPV", in: line), let fix = TPVScanner.fix(in: line, storingDeviceIn: data) {
+            return .fix(fix)
+        }
         _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
         return ReportDecoder.report(from: data, line: line)
     }

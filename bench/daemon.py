@@ -1,0 +1,404 @@
+#!/usr/bin/python3
+"""Benchmark (not a test) of the daemon's live path. Two parts, each against one private gpsd that decodes
+NMEA fed into a pty, as a receiver would deliver it:
+
+  cpu   gpxlogger (a C client decoding through libgps) and lodestar side by side on the same gpsd stream of a
+        long drive; the CPU time (utime+stime from /proc/PID/stat, and schedstat's nanoseconds) of each,
+        read just before it is stopped, and their ratio. Target: lodestar <= 1.0x gpxlogger.
+  soak  lodestar alone on 24 h+ of receiver time (the capture looped, its times and dates moved on by the
+        capture's length each loop, checksums redone), fed at high speed; VmRSS/VmHWM sampled through the
+        run. Targets: peak RSS <= 8 MiB, < 5 % RSS growth between receiver hour 1 and the end.
+
+The lodestar command line comes from LODESTAR_ARGS (words after the binary; {host} and {port} are filled in),
+default `watch --host {host} --port {port} --format jsonl`. Its end is taken as: its CPU time and output
+unchanged for 0.5 s after gpsd closed the device (no message from the command needed).
+
+usage: daemon.py cpu  LODESTAR_BINARY CAPTURE [RUNS] [SPEED]
+       daemon.py soak LODESTAR_BINARY CAPTURE [HOURS] [SPEED]
+SPEED: times the capture's own pace (gaps over 5 s shortened to 5 s); 0 = as fast as gpsd reads.
+Standard library only."""
+import datetime, fcntl, os, pty, shlex, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile
+import termios, time
+
+DEFAULT_ARGS = "watch --host {host} --port {port} --format jsonl"
+gpsd = shutil.which("gpsd") or "/usr/sbin/gpsd"
+primer = b"$GPTXT,01,01,02,lodestar primer*6A\r\n"
+TIMED = {b"RMC": 1, b"GGA": 1, b"GNS": 1, b"ZDA": 1, b"GLL": 5}
+
+
+def epoch_time(line):
+    fields = line.split(b",")
+    if len(fields) > 1 and fields[0][-3:] in (b"RMC", b"GGA", b"GNS", b"ZDA") and len(fields[1]) >= 6:
+        try:
+            return int(fields[1][0:2]) * 3600 + int(fields[1][2:4]) * 60 + float(fields[1][4:])
+        except ValueError:
+            return None
+    return None
+
+
+def epochs(data):
+    """The capture's lines grouped by receiver time of day (s), as (time, bytes)."""
+    groups, current, current_time = [], [], None
+    for line in data.splitlines(keepends=True):
+        stamp = epoch_time(line)
+        if stamp is not None and current_time is not None and stamp != current_time and current:
+            groups.append((current_time, b"".join(current)))
+            current = []
+        if stamp is not None:
+            current_time = stamp
+        current.append(line)
+    if current:
+        groups.append((current_time, b"".join(current)))
+    return groups
+
+
+def checksummed(body):
+    value = 0
+    for byte in body[1:]:
+        value ^= byte
+    return body + b"*%02X\r\n" % value
+
+
+def shift_sentence(line, offset):
+    """One NMEA sentence with its time (and RMC/ZDA date) moved `offset` seconds on; others unchanged."""
+    text = line.rstrip(b"\r\n")
+    if not text.startswith(b"$") or b"*" not in text:
+        return line
+    body = text[: text.rindex(b"*")]
+    fields = body.split(b",")
+    kind = fields[0][-3:]
+    index = TIMED.get(kind)
+    if index is None or len(fields) <= index or len(fields[index]) < 6:
+        return line
+    raw = fields[index]
+    try:
+        tod = int(raw[0:2]) * 3600 + int(raw[2:4]) * 60 + float(raw[4:])
+    except ValueError:
+        return line
+    decimals = len(raw) - 7 if b"." in raw else 0
+    date = None
+    try:
+        if kind == b"RMC" and len(fields) > 9 and len(fields[9]) == 6:
+            d = fields[9]
+            date = datetime.date(2000 + int(d[4:6]), int(d[2:4]), int(d[0:2]))
+        elif kind == b"ZDA" and len(fields) > 4:
+            date = datetime.date(int(fields[4]), int(fields[3]), int(fields[2]))
+    except ValueError:
+        date = None
+    moment = datetime.datetime.combine(date or datetime.date(2000, 1, 1), datetime.time()) + \
+        datetime.timedelta(seconds=tod + offset)
+    seconds = moment.second + moment.microsecond / 1e6
+    stamp = b"%02d%02d" % (moment.hour, moment.minute)
+    stamp += (b"%0*.*f" % (3 + decimals, decimals, seconds)) if decimals else b"%02d" % int(seconds)
+    fields[index] = stamp
+    if date is not None and kind == b"RMC":
+        fields[9] = b"%02d%02d%02d" % (moment.day, moment.month, moment.year % 100)
+    elif date is not None and kind == b"ZDA":
+        fields[2], fields[3], fields[4] = b"%02d" % moment.day, b"%02d" % moment.month, b"%04d" % moment.year
+    return checksummed(b",".join(fields))
+
+
+def looped(groups, hours):
+    """The capture's epochs repeated until `hours` of receiver time are covered, each loop moved on by the
+    capture's span plus one epoch; yields (absolute receiver seconds from the start, bytes)."""
+    stamped = [(t, c) for t, c in groups if t is not None]
+    first = stamped[0][0]
+    relative, day = [], 0.0
+    previous = first
+    for t, chunk in stamped:
+        if t < previous - 43200:
+            day += 86400
+        previous = t
+        relative.append((t + day - first, chunk))
+    step = relative[1][0] - relative[0][0] if len(relative) > 1 else 1
+    span = relative[-1][0] + step
+    loop = 0
+    while True:
+        offset = loop * span
+        for t, chunk in relative:
+            if offset + t > hours * 3600:
+                return
+            if loop == 0:
+                yield t, chunk
+            else:
+                yield offset + t, b"".join(shift_sentence(l, offset) for l in chunk.splitlines(keepends=True))
+        loop += 1
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def control(sock_path, command):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock_path)
+    s.sendall((command + "\n").encode())
+    reply = s.recv(256)
+    s.close()
+    return reply
+
+
+def wait_for(what, condition, timeout=30):
+    deadline = time.time() + timeout
+    while not condition():
+        if time.time() > deadline:
+            sys.exit(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def read(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def cpu_figures(pid):
+    """(utime s, stime s, schedstat s) of a process."""
+    ticks = read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
+    hz = os.sysconf("SC_CLK_TCK")
+    return int(ticks[11]) / hz, int(ticks[12]) / hz, int(read(f"/proc/{pid}/schedstat").split()[0]) / 1e9
+
+
+def memory(pid):
+    """(VmRSS KiB, VmHWM KiB)."""
+    status = dict(line.split(":", 1) for line in read(f"/proc/{pid}/status").splitlines() if ":" in line)
+    return int(status["VmRSS"].split()[0]), int(status["VmHWM"].split()[0])
+
+
+def connected(pid):
+    """Whether the process (or a child: a profiler's wrapper) holds an established TCP connection."""
+    inodes, pids = set(), [pid]
+    for task in os.listdir(f"/proc/{pid}/task"):
+        pids += [int(c) for c in read(f"/proc/{pid}/task/{task}/children").split()]
+    for fd in (f"{p}/fd/{n}" for p in pids for n in os.listdir(f"/proc/{p}/fd")):
+        try:
+            target = os.readlink(f"/proc/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in read(table).splitlines()[1:]:
+            columns = row.split()
+            if columns[3] == "01" and columns[9] in inodes:
+                return True
+    return False
+
+
+class PrivateGPSD:
+    """gpsd on a free port reading a pty that this process writes."""
+
+    def __init__(self, work):
+        self.port = free_port()
+        self.sock = os.path.join(work, "control.sock")
+        self.shm_key = "0x4c53%04x" % (self.port & 0xFFFF)
+        self.process = subprocess.Popen(
+            [gpsd, "-N", "-n", "-b", "-S", str(self.port), "-F", self.sock, "-s", "38400", "-f", "8N1"],
+            env=dict(os.environ, GPSD_SHM_KEY=self.shm_key), stderr=subprocess.DEVNULL)
+        wait_for("gpsd's control socket", lambda: os.path.exists(self.sock))
+        self.master, self.slave = pty.openpty()
+        self.path = os.ttyname(self.slave)
+        os.chmod(self.path, 0o666)
+        attributes = termios.tcgetattr(self.slave)
+        attributes[3] &= ~termios.ECHO
+        termios.tcsetattr(self.slave, termios.TCSANOW, attributes)
+        watcher = socket.create_connection(("127.0.0.1", self.port))
+        watcher.sendall(b'?WATCH={"enable":true,"json":true};\n')
+        control(self.sock, "+" + self.path)
+        # Prime until gpsd names a driver: it reads the pty from then on and nothing fed later is flushed.
+        buffer, deadline = b"", time.time() + 20
+        watcher.settimeout(0.05)
+        while b'"driver"' not in buffer:
+            if time.time() > deadline:
+                sys.exit("gpsd did not read the pty")
+            os.write(self.master, primer)
+            try:
+                buffer += watcher.recv(65536)
+            except socket.timeout:
+                pass
+        watcher.close()
+
+    def feed(self, stream, speed, on_epoch=None):
+        """Writes (receiver seconds, bytes) epochs at `speed` times their pace; `on_epoch(seconds)` after each."""
+        due, previous = time.time(), None
+        for stamp, chunk in stream:
+            if speed > 0 and stamp is not None:
+                if previous is not None:
+                    due += min(max(stamp - previous, 0), 5) / speed
+                previous = stamp
+                delay = due - time.time()
+                if delay > 0:
+                    time.sleep(delay)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(self.master, view):]
+            if on_epoch:
+                on_epoch(stamp)
+        quiet_since = None
+        while True:  # until gpsd has read everything: its queue empty for 0.2 s
+            waiting = struct.unpack("i", fcntl.ioctl(self.slave, termios.FIONREAD, b"\0\0\0\0"))[0]
+            now = time.time()
+            if waiting:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since > 0.2:
+                break
+            time.sleep(0.01)
+        control(self.sock, "-" + self.path)
+
+    def stop(self):
+        os.close(self.master)
+        os.close(self.slave)
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        subprocess.run(["ipcrm", "-M", self.shm_key], stderr=subprocess.DEVNULL)
+
+
+def lodestar_command(binary, port):
+    # TODO(daemon): once `lodestar run` exists, run the bench with
+    #   LODESTAR_ARGS='run --profile car --stdout jsonl --host {host} --port {port}'
+    # (or change DEFAULT_ARGS to that) so the daemon itself is measured; `watch` shares its live path.
+    args = os.environ.get("LODESTAR_ARGS", DEFAULT_ARGS).format(host="127.0.0.1", port=port)
+    return [binary] + shlex.split(args)
+
+
+def settled(pids, outputs, quiet=0.5, timeout=60):
+    """Waits until, over `quiet` seconds, no output grew and no process used more than 5 ms of CPU (an idle
+    client still wakes to poll)."""
+    def snapshot():
+        return [cpu_figures(p)[2] for p in pids], [os.path.getsize(o) for o in outputs]
+    deadline = time.time() + timeout
+    last = snapshot()
+    while True:
+        time.sleep(quiet)
+        now = snapshot()
+        if now[1] == last[1] and all(b - a < 0.005 for a, b in zip(last[0], now[0])):
+            return
+        if time.time() > deadline:
+            sys.exit("the clients did not settle")
+        last = now
+
+
+def start_clients(commands, work):
+    clients, outputs = {}, {}
+    for name, command in commands.items():
+        out, err = os.path.join(work, name + ".out"), os.path.join(work, name + ".err")
+        outputs[name] = (out, err)
+        clients[name] = subprocess.Popen(command, stdout=open(out, "wb"), stderr=open(err, "wb"))
+    for name, process in clients.items():
+        wait_for(f"{name} to connect to gpsd", lambda: process.poll() is None and connected(process.pid))
+    time.sleep(0.5)  # the ?WATCH sent after connecting
+    for name, process in clients.items():
+        if process.poll() is not None:
+            sys.exit(f"{name} exited early: {read(outputs[name][1])}")
+    return clients, outputs
+
+
+def stop(clients):
+    for process in clients.values():
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def cpu_run(binary, groups, speed):
+    work = tempfile.mkdtemp(prefix="lodestar-bench-")
+    os.chmod(work, 0o755)
+    daemon = PrivateGPSD(work)
+    try:
+        commands = {"lodestar": lodestar_command(binary, daemon.port),
+                    "gpxlogger": [os.environ.get("GPXLOGGER", "gpxlogger"), "-e", "sockets", "127.0.0.1:%d" % daemon.port]}
+        clients, outputs = start_clients(commands, work)
+        daemon.feed(groups, speed)
+        settled([p.pid for p in clients.values()], [o for o, _ in outputs.values()])
+        figures = {name: cpu_figures(p.pid) + memory(p.pid) for name, p in clients.items()}
+        stop(clients)
+        if os.environ.get("BENCH_KEEP"):  # keep the outputs (to compare two builds' lines)
+            for name, (out, _) in outputs.items():
+                shutil.copy(out, os.path.join(os.environ["BENCH_KEEP"], name + ".out"))
+        lines = read(outputs["lodestar"][0]).count("\n")
+        points = read(outputs["gpxlogger"][0]).count("<trkpt")
+        return figures, lines, points
+    finally:
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def cpu(binary, capture, runs, speed):
+    groups = epochs(open(capture, "rb").read())
+    print(f"capture: {capture} ({os.path.getsize(capture)} bytes, {len(groups)} epochs) at {speed:g}x its pace")
+    print(f"lodestar: {' '.join(lodestar_command(binary, 'PORT')[1:])}")
+    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8}")
+    ratios, ticks_ratios = [], []
+    for run in range(1, runs + 1):
+        figures, lines, points = cpu_run(binary, groups, speed)
+        for name in ("lodestar", "gpxlogger"):
+            user, system, sched, _, hwm = figures[name]
+            print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}")
+        ratio = figures["lodestar"][2] / figures["gpxlogger"][2]
+        ticks = (figures["lodestar"][0] + figures["lodestar"][1]) / max(0.01, figures["gpxlogger"][0] + figures["gpxlogger"][1])
+        ratios.append(ratio)
+        ticks_ratios.append(ticks)
+        print(f"    lodestar/gpxlogger CPU: {ratio:.2f}x (schedstat), {ticks:.2f}x (utime+stime); "
+              f"lodestar wrote {lines} lines, gpxlogger {points} track points")
+    print(f"median lodestar/gpxlogger CPU: {statistics.median(ratios):.2f}x schedstat, "
+          f"{statistics.median(ticks_ratios):.2f}x utime+stime (target <= 1.0x)")
+
+
+def soak(binary, capture, hours, speed):
+    groups = epochs(open(capture, "rb").read())
+    work = tempfile.mkdtemp(prefix="lodestar-soak-")
+    os.chmod(work, 0o755)
+    daemon = PrivateGPSD(work)
+    samples = []
+    try:
+        clients, outputs = start_clients({"lodestar": lodestar_command(binary, daemon.port)}, work)
+        pid = clients["lodestar"].pid
+        started = time.time()
+        next_hour = [1]
+
+        def on_epoch(stamp):
+            if stamp is not None and stamp >= next_hour[0] * 3600:
+                samples.append((next_hour[0], time.time() - started) + memory(pid))
+                next_hour[0] += 1
+        print(f"soak: {capture} looped over {hours:g} h of receiver time at {speed:g}x; "
+              f"lodestar: {' '.join(lodestar_command(binary, 'PORT')[1:])}")
+        daemon.feed(looped(groups, hours), speed, on_epoch)
+        settled([pid], [outputs["lodestar"][0]])
+        samples.append(("end", time.time() - started) + memory(pid))
+        user, system, sched = cpu_figures(pid)
+        stop(clients)
+        lines = read(outputs["lodestar"][0]).count("\n")
+    finally:
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{'hour':>5} {'wall s':>7} {'VmRSS KiB':>10} {'VmHWM KiB':>10}")
+    for hour, wall, rss, hwm in samples:
+        print(f"{hour:>5} {wall:7.1f} {rss:10d} {hwm:10d}")
+    first = next(s for s in samples if s[0] == 1)
+    last = samples[-1]
+    growth = (last[2] - first[2]) / first[2] * 100
+    print(f"lodestar wrote {lines} lines, CPU {user + system:.2f} s (schedstat {sched:.2f} s)")
+    print(f"peak RSS (VmHWM) {last[3] / 1024:.2f} MiB (target <= 8 MiB); RSS growth hour 1 -> end "
+          f"{growth:+.1f} % (target < 5 %)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4 or sys.argv[1] not in ("cpu", "soak"):
+        sys.exit(__doc__)
+    mode, binary, capture = sys.argv[1:4]
+    if mode == "cpu":
+        cpu(binary, capture, int(sys.argv[4]) if len(sys.argv) > 4 else 3,
+            float(sys.argv[5]) if len(sys.argv) > 5 else 200)
+    else:
+        soak(binary, capture, float(sys.argv[4]) if len(sys.argv) > 4 else 25,
+             float(sys.argv[5]) if len(sys.argv) > 5 else 2000)

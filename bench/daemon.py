@@ -20,7 +20,10 @@ Standard library only."""
 import datetime, fcntl, os, pty, shlex, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile
 import termios, time
 
-DEFAULT_ARGS = "watch --host {host} --port {port} --format jsonl"
+# The daemon as the comparison with gpxlogger needs it: every fix delivered (always-on), printed once on
+# stdout, no receiver commands (the pty has no receiver), its state and status in a scratch directory.
+DEFAULT_ARGS = ("run --gpsd {host}:{port} --profile always-on --no-power-control --stdout jsonl --jsonl none"
+                " --gpx none --socket none --state-dir {state} --runtime-dir {state}/run")
 gpsd = shutil.which("gpsd") or "/usr/sbin/gpsd"
 primer = b"$GPTXT,01,01,02,lodestar primer*6A\r\n"
 TIMED = {b"RMC": 1, b"GGA": 1, b"GNS": 1, b"ZDA": 1, b"GLL": 5}
@@ -262,10 +265,9 @@ class PrivateGPSD:
 
 
 def lodestar_command(binary, port):
-    # TODO(daemon): once `lodestar run` exists, run the bench with
-    #   LODESTAR_ARGS='run --profile car --stdout jsonl --host {host} --port {port}'
-    # (or change DEFAULT_ARGS to that) so the daemon itself is measured; `watch` shares its live path.
-    args = os.environ.get("LODESTAR_ARGS", DEFAULT_ARGS).format(host="127.0.0.1", port=port)
+    # LODESTAR_ARGS='watch --host {host} --port {port} --format jsonl' measures watch, the same live path.
+    state = tempfile.mkdtemp(prefix="lodestar-bench-")
+    args = os.environ.get("LODESTAR_ARGS", DEFAULT_ARGS).format(host="127.0.0.1", port=port, state=state)
     return [binary] + shlex.split(args)
 
 

@@ -5,10 +5,9 @@
 #         targets: peak RSS <= 8 MiB, < 5 % RSS growth from receiver hour 1 to the end.
 # Builds the release binary as scripts/lodestar does (a static executable, stripped).
 #   bench/daemon.sh [cpu|soak|all] [CAPTURE]
-# The lodestar command line (after the binary) comes from LODESTAR_ARGS, {host}/{port} filled in; default
-# `watch --host {host} --port {port} --format jsonl`.
-# TODO(daemon): when `lodestar run` exists, flip DEFAULT_ARGS in bench/daemon.py to the daemon, e.g.
-#   'run --profile car --stdout jsonl --host {host} --port {port}'
+# The lodestar command line (after the binary) comes from LODESTAR_ARGS, {host}/{port}/{state} filled in;
+# by default the daemon: `run` with the always-on profile (every fix delivered, as gpxlogger logs every fix),
+# no receiver commands, locations on stdout as jsonl (bench/daemon.py, DEFAULT_ARGS).
 set -euo pipefail
 source "$(dirname "$0")/build-release.sh"
 mode="${1:-all}"

@@ -57,7 +57,7 @@ import Testing
         let socketTimestamps = firstLines.compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["timestamp"] as? String
         }
-        #expect(socketTimestamps == timestamps)
+        #expect(socketTimestamps == timestamps, "\(run.stderr.suffix(3000))")
         // The day's GPX file loads in gpsbabel with every point.
         let gpxFolder = run.stateDirectory + "/track/gpx"
         let gpxFiles = try FileManager.default.contentsOfDirectory(atPath: gpxFolder).filter { $0.hasSuffix(".gpx") }

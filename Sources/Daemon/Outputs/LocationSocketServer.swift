@@ -97,6 +97,21 @@ public final class LocationSocketServer: TrackOutput {
 
     /// Closes every client and the socket, and removes the socket file (if it is still this server's).
     public func close() {
+        // What was delivered goes out before the end: each client gets up to 0.2 s to take what it still has
+        // pending, so a slow reader costs the stop no more than that.
+        for client in clients where !client.pending.isEmpty {
+            _ = fcntl(client.descriptor, F_SETFL, fcntl(client.descriptor, F_GETFL) & ~O_NONBLOCK)
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            _ = setsockopt(client.descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var offset = 0
+            while offset < client.pending.count {
+                let sent = client.pending.withUnsafeBytes { buffer in
+                    send(client.descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                guard sent > 0 else { break }
+                offset += sent
+            }
+        }
         for client in clients { _ = Glibc.close(client.descriptor) }
         clients.removeAll()
         guard listener >= 0 else { return }

@@ -145,13 +145,17 @@ import Testing
         let timeline = run.receiver.timeline
         for (index, window) in restarts.windows.enumerated() {
             let during = { (t: Double) in t > window.start && t < window.end }
+            // Identified again when the new gpsd's probe left it unsure, or told that gpsd reopened the device
+            // when the receiver was awake and gpsd knew it at once: either way power control saw the new gpsd.
             let identified = run.powerEvents.contains {
-                during($0.clock) && $0.event.kind == .receiverIdentified && $0.event.detail.contains("again")
+                during($0.clock)
+                    && (($0.event.kind == .receiverIdentified && $0.event.detail.contains("again"))
+                        || $0.event.kind == .reapplied)
             }
             let wentDown = timeline.contains { during($0.start) && [.standby, .backup].contains($0.state) }
             let located = Self.delivered(run).contains { during($0.clock) }
             let at = "restart \(index + 1) at \(Int(window.start))"
-            #expect(identified, "\(at): not identified again")
+            #expect(identified, "\(at): power control did not see the new gpsd: \(run.powerEvents.filter { during($0.clock) }.map { "\($0.event)" })")
             #expect(wentDown, "\(at): the receiver was not put down again")
             #expect(located, "\(at): no location")
         }

@@ -97,12 +97,12 @@ final class LocationRuntime {
 
     // MARK: Inputs
 
-    /// Puts the receiver in the exit regime and waits, a second and a half at most (a service must stop
-    /// within two of SIGTERM), for gpsd to have taken the commands.
+    /// Puts the receiver in the exit regime and waits, 1.2 s at most (a service must stop within 2 s of
+    /// SIGTERM, outputs flushed), for gpsd to have taken the commands.
     private func leave(_ power: ReceiverPowerDriver, in exitRegime: ReceiverRegime) {
         power.shutdown(exitRegime: exitRegime, at: source.now)
         handPowerOutputsOn()
-        let limit = monotonicSeconds() + 1.5
+        let limit = monotonicSeconds() + 1.2
         while !(power.isFinished && power.unanswered == 0), monotonicSeconds() < limit {
             let wait = power.nextDeadline.map { max(($0 - source.now) / core.clockRate, 0) } ?? 0.1
             core.inbox.wait(seconds: min(wait, limit - monotonicSeconds()))

@@ -70,11 +70,18 @@ public final class EmulatedReceiver: Sendable {
         public var losesConfigurationOnWake = false
         /// Stays down whatever wakes it (bytes, GNSS start, a backup's end, power).
         public var neverWakes = false
+        /// Wakes as asked until it first goes down, then never again (sets `neverWakes` at that moment, on the
+        /// receiver's clock, where a test polling for it could be late on a loaded machine).
+        public var neverWakesOnceDown = false
 
-        public init(ignoresCommands: Bool = false, losesConfigurationOnWake: Bool = false, neverWakes: Bool = false) {
+        public init(
+            ignoresCommands: Bool = false, losesConfigurationOnWake: Bool = false, neverWakes: Bool = false,
+            neverWakesOnceDown: Bool = false
+        ) {
             self.ignoresCommands = ignoresCommands
             self.losesConfigurationOnWake = losesConfigurationOnWake
             self.neverWakes = neverWakes
+            self.neverWakesOnceDown = neverWakesOnceDown
         }
     }
 

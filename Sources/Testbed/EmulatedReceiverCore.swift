@@ -126,6 +126,7 @@ struct EmulatedReceiverCore {
 
     private mutating func goDown(_ state: Activity, at t: Double) {
         activity = state
+        if faults.neverWakesOnceDown { faults.neverWakes = true }
         let regime: ReceiverRegime = state == .standby ? .standby : .off
         _ = simulated.setRegime(regime, at: t)
         switch state {

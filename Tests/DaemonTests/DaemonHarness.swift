@@ -4,6 +4,7 @@ import Policy
 import Receivers
 import SystemInterface
 import Testbed
+import Synchronization
 import Testing
 
 /// The built `lodestar` binary running `run` as a service would, against a real private gpsd with an emulated
@@ -15,6 +16,9 @@ final class DaemonUnderTest: @unchecked Sendable {
     let receiver: EmulatedReceiver
     let speed: Double
     private(set) var process: ChildProcess?
+    /// When the kernel saw the process exit, taken by a thread of its own: the test pool's threads can be
+    /// held by other suites for seconds on a loaded machine, and must not stretch the measured exit.
+    private let exitedAt = ExitTime()
     var configPath: String { folder + "/lodestar.json" }
     var stderrPath: String { folder + "/stderr" }
     var stdoutPath: String { folder + "/stdout" }
@@ -90,6 +94,17 @@ final class DaemonUnderTest: @unchecked Sendable {
             executable: binary,
             arguments: ["run", "--config", configPath, "--clock-rate", String(speed)],
             environment: environment, standardOutput: stdoutPath, standardError: stderrPath)
+        if let processID = process?.processID {
+            exitedAt.value.withLock { $0 = nil }
+            let exitedAt = exitedAt
+            _ = DetachedThread.start {
+                // WNOWAIT leaves the child to be reaped by `ChildProcess`.
+                var info = siginfo_t()
+                while waitid(P_PID, id_t(processID), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
+                let now = monotonicSeconds()
+                exitedAt.value.withLock { $0 = now }
+            }
+        }
         if startReceiver { receiver.start() }
     }
 
@@ -101,9 +116,12 @@ final class DaemonUnderTest: @unchecked Sendable {
         let start = monotonicSeconds()
         process.signal(SIGTERM)
         // Polled with task sleeps: a blocking wait would hold one of the test pool's few threads.
-        while process.isRunning, monotonicSeconds() - start < 10 { try await Task.sleep(for: .milliseconds(20)) }
-        let status = try #require(process.poll(), "lodestar run did not exit within 10 s of SIGTERM")
-        return (status, monotonicSeconds() - start)
+        while exitedAt.value.withLock({ $0 }) == nil, monotonicSeconds() - start < 10 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let exited = try #require(exitedAt.value.withLock { $0 }, "lodestar run did not exit within 10 s of SIGTERM")
+        let status = try #require(process.waitForExit(timeout: 1), "lodestar run exited but cannot be reaped")
+        return (status, exited - start)
     }
 
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
@@ -201,4 +219,9 @@ final class SocketClient: @unchecked Sendable {
         drain()
         return String(decoding: buffer, as: UTF8.self).split(separator: "\n").map(String.init)
     }
+}
+
+/// When a child process exited, set by the thread that waits for it.
+final class ExitTime: Sendable {
+    let value = Mutex<Double?>(nil)
 }

@@ -397,9 +397,10 @@ extension PowerControlAcceptanceTests {
         }
         // A wake counts as failed after 5 s without output, well before the policy's own 12 s acquisition
         // timeout sends the receiver down again, however loaded the machine.
-        let played = try await Self.run(timeouts: PowerControllerTimeouts(wakeTimeout: 5), clockLimit: 900) { run in
-            // Once down for the first time, it never wakes again.
-            if run.powerEvents.contains(where: { $0.event.kind == .quiet }) { run.receiver.faults.neverWakes = true }
+        // Once down for the first time, it never wakes again.
+        let played = try await Self.run(
+            faults: .init(neverWakesOnceDown: true), timeouts: PowerControllerTimeouts(wakeTimeout: 5), clockLimit: 900
+        ) { run in
             return run.powerEvents.contains { $0.event.kind == .wakeFailed } && acquisitionFailures(run).count >= 4
         }
         let failed = played.powerEvents.filter { $0.event.kind == .wakeFailed }

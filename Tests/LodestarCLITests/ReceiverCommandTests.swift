@@ -38,14 +38,14 @@ import Testing
     }
 
     @Test func testCyclesTimeEachFirstFixWithinATenthOfTheReceiversOwn() throws {
-        let receiver = try Self.receiver(seconds: 180)
+        // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine).
+        let (gpsd, receiver) = try PrivateGPSD.startReading(
+            { try Self.receiver(seconds: 180) }, terminal: \.terminal, discard: { $0.stop() })
         let terminal = try #require(receiver.terminal)
-        let gpsd = try PrivateGPSD()
         defer {
             receiver.stop()
             gpsd.stop()
         }
-        try gpsd.addDeviceAndWait(terminal)
         receiver.start()
         let modelFile = NSTemporaryDirectory() + "lodestar-receiver-test-\(getpid()).json"
         defer { unlink(modelFile) }
@@ -74,14 +74,14 @@ import Testing
     }
 
     @Test func identifyNamesTheDriverTheModelAndWhatItReaches() throws {
-        let receiver = try Self.receiver(seconds: 60)
+        // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine).
+        let (gpsd, receiver) = try PrivateGPSD.startReading(
+            { try Self.receiver(seconds: 60) }, terminal: \.terminal, discard: { $0.stop() })
         let terminal = try #require(receiver.terminal)
-        let gpsd = try PrivateGPSD()
         defer {
             receiver.stop()
             gpsd.stop()
         }
-        try gpsd.addDeviceAndWait(terminal)
         receiver.start()
         let (code, output, error) = run([
             "receiver", "identify", "--port", String(gpsd.port), "--device", terminal.devicePath, "--timeout", "20",

@@ -9,8 +9,8 @@ NMEA fed into a pty, as a receiver would deliver it:
         capture's length each loop, checksums redone), fed at high speed; VmRSS/VmHWM sampled through the
         run. Targets: peak RSS <= 8 MiB, < 5 % RSS growth between receiver hour 1 and the end.
 
-The lodestar command line comes from LODESTAR_ARGS (words after the binary; {host} and {port} are filled in),
-default `watch --host {host} --port {port} --format jsonl`. Its end is taken as: its CPU time and output
+The lodestar command line comes from LODESTAR_ARGS (words after the binary; {host}, {port} and {state} are
+filled in), by default DEFAULT_ARGS below: `lodestar run` with every fix delivered on stdout. Its end is taken as: its CPU time and output
 unchanged for 0.5 s after gpsd closed the device (no message from the command needed).
 
 usage: daemon.py cpu  LODESTAR_BINARY CAPTURE [RUNS] [SPEED]

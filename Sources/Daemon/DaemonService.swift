@@ -185,6 +185,10 @@ public final class DaemonService {
     /// The status file and systemd's STATUS line every `updateInterval`, the state file every minute, the
     /// watchdog at half its interval.
     private func housekeeping() {
+        if let problem = run?.newCaptureFailure() {
+            hooks.log("lodestar run: \(problem)")
+            note(error: problem)
+        }
         let now = t
         if now >= nextStatus {
             nextStatus = now + setup.configuration.status.updateInterval
@@ -431,8 +435,12 @@ final class ManagedRun {
         let configuration = setup.configuration
         let gpsd = configuration.gpsd
         if let capture = configuration.outputs.capture {
-            var options = CaptureRecorder.Options(
-                path: DaemonConfiguration.resolve(capture.path, under: configuration.stateDirectory))
+            let path = DaemonConfiguration.resolve(capture.path, under: configuration.stateDirectory)
+            // Its folder is made as the track's are; a failure shows as the recorder's own when it opens the file.
+            if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+                _ = DaemonService.makeDirectories(String(path[..<slash]))
+            }
+            var options = CaptureRecorder.Options(path: path)
             options.host = gpsd.host
             options.device = gpsd.device
             options.note = "lodestar run, profile \(setup.profile.name)"
@@ -479,7 +487,17 @@ final class ManagedRun {
 
     /// Closes the capture once the manager finished; what went wrong with it, if anything.
     func finishCapture() -> String? {
-        recorder?.finish().map { "capture \(recorder?.options.path ?? ""): \($0)" }
+        guard let recorder, let failure = recorder.finish(), !reportedCaptureFailure else { return nil }
+        return "capture \(recorder.options.path): \(failure)"
+    }
+
+    private var reportedCaptureFailure = false
+
+    /// The failure that ended the capture, the first time it is asked for: the run goes on without it.
+    func newCaptureFailure() -> String? {
+        guard !reportedCaptureFailure, let recorder, let failure = recorder.failure else { return nil }
+        reportedCaptureFailure = true
+        return "capture \(recorder.options.path): \(failure); the run goes on without a capture"
     }
     func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
 }

@@ -25,12 +25,25 @@ import Testing
 
     @Test func writesRotatedJSONLAndGPXAndServesTwoSocketClients() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
-        var config = run.baseConfig(profile: "always-on")
-        config["outputs"] = [
-            "jsonl": ["path": "track/locations.jsonl", "rotation": ["maxBytes": 20_000, "daily": true, "keep": NSNull()]],
-            "gpx": ["directory": "track/gpx"],
-            "socket": ["path": "locations.sock", "group": NSNull()],
-        ] as [String: Any]
+        // The example config as shipped, pointed at this test's gpsd and folders; the always-on profile so
+        // every epoch is a location, and rotation at 20 kB where the example has 10 MB.
+        let example = try Data(contentsOf: Self.repository.appendingPathComponent("examples/lodestar.json"))
+        var config = try #require(try JSONSerialization.jsonObject(with: example) as? [String: Any])
+        let base = run.baseConfig(profile: "always-on")
+        for key in ["profile", "profileDirectory", "gpsd", "stateDirectory", "runtimeDirectory"] { config[key] = base[key] }
+        var receiver = try #require(config["receiver"] as? [String: Any])
+        receiver["connection"] = "uart"
+        config["receiver"] = receiver
+        var outputs = try #require(config["outputs"] as? [String: Any])
+        var jsonl = try #require(outputs["jsonl"] as? [String: Any])
+        var rotation = try #require(jsonl["rotation"] as? [String: Any])
+        rotation["maxBytes"] = 20_000
+        jsonl["rotation"] = rotation
+        outputs["jsonl"] = jsonl
+        var socket = try #require(outputs["socket"] as? [String: Any])
+        socket["group"] = NSNull()
+        outputs["socket"] = socket
+        config["outputs"] = outputs
         try run.writeConfig(config)
         try run.start(startReceiver: false)
         let socketPath = run.runtimeDirectory + "/locations.sock"
@@ -64,6 +77,9 @@ import Testing
         var points = 0
         for file in gpxFiles { points += try GPSBabel.trackPointCount(gpxFolder + "/" + file) }
         #expect(points == timestamps.count, "GPX points \(points), jsonl locations \(timestamps.count)")
+        // The example's capture of the run.
+        let captures = (try? FileManager.default.contentsOfDirectory(atPath: run.stateDirectory + "/captures")) ?? []
+        #expect(captures.contains { $0.hasPrefix("run") }, "\(captures) \((try? FileManager.default.subpathsOfDirectory(atPath: run.stateDirectory)) ?? [])\n\(run.stderr.prefix(3000))")
     }
 
     @Test func hangupReloadsAChangedProfileAndKeepsTheOldConfigWhenTheNewOneIsBroken() async throws {

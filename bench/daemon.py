@@ -158,11 +158,22 @@ def read(path):
         return f.read()
 
 
+def thread_times(pid):
+    """schedstat seconds of each live thread of a process (/proc/PID/schedstat is the main thread's alone)."""
+    times = []
+    for task in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        try:
+            times.append(int(read(f"/proc/{pid}/task/{task}/schedstat").split()[0]) / 1e9)
+        except (OSError, ValueError):
+            pass
+    return times
+
+
 def cpu_figures(pid):
-    """(utime s, stime s, schedstat s) of a process."""
+    """(utime s, stime s, schedstat s summed over the live threads) of a process."""
     ticks = read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
     hz = os.sysconf("SC_CLK_TCK")
-    return int(ticks[11]) / hz, int(ticks[12]) / hz, int(read(f"/proc/{pid}/schedstat").split()[0]) / 1e9
+    return int(ticks[11]) / hz, int(ticks[12]) / hz, sum(thread_times(pid))
 
 
 def memory(pid):
@@ -264,9 +275,9 @@ class PrivateGPSD:
         subprocess.run(["ipcrm", "-M", self.shm_key], stderr=subprocess.DEVNULL)
 
 
-def lodestar_command(binary, port):
+def lodestar_command(binary, port, state="STATE"):
     # LODESTAR_ARGS='watch --host {host} --port {port} --format jsonl' measures watch, the same live path.
-    state = tempfile.mkdtemp(prefix="lodestar-bench-")
+    # The state directory is inside the run's scratch folder, removed with it.
     args = os.environ.get("LODESTAR_ARGS", DEFAULT_ARGS).format(host="127.0.0.1", port=port, state=state)
     return [binary] + shlex.split(args)
 
@@ -317,12 +328,15 @@ def cpu_run(binary, groups, speed):
     os.chmod(work, 0o755)
     daemon = PrivateGPSD(work)
     try:
-        commands = {"lodestar": lodestar_command(binary, daemon.port),
+        commands = {"lodestar": lodestar_command(binary, daemon.port, os.path.join(work, "state")),
                     "gpxlogger": [os.environ.get("GPXLOGGER", "gpxlogger"), "-e", "sockets", "127.0.0.1:%d" % daemon.port]}
         clients, outputs = start_clients(commands, work)
         daemon.feed(groups, speed)
         settled([p.pid for p in clients.values()], [o for o, _ in outputs.values()])
         figures = {name: cpu_figures(p.pid) + memory(p.pid) for name, p in clients.items()}
+        if os.environ.get("BENCH_THREADS"):  # where lodestar's time went, thread by thread
+            print("    lodestar threads (schedstat s): "
+                  + ", ".join(f"{t:.3f}" for t in thread_times(clients["lodestar"].pid)))
         stop(clients)
         if os.environ.get("BENCH_KEEP"):  # keep the outputs (to compare two builds' lines)
             for name, (out, _) in outputs.items():
@@ -363,7 +377,7 @@ def soak(binary, capture, hours, speed):
     daemon = PrivateGPSD(work)
     samples = []
     try:
-        clients, outputs = start_clients({"lodestar": lodestar_command(binary, daemon.port)}, work)
+        clients, outputs = start_clients({"lodestar": lodestar_command(binary, daemon.port, os.path.join(work, "state"))}, work)
         pid = clients["lodestar"].pid
         started = time.time()
         next_hour = [1]

@@ -58,9 +58,9 @@ struct ParsedArguments {
             }
         }
         if wantsHelp { return }
-        for argument in declaration.arguments { _ = try operand(argument.name) }
+        for argument in declaration.arguments where !argument.isOptional { _ = try operand(argument.name) }
         if positionals.count > declaration.arguments.count {
-            let operands = declaration.arguments.map { "<\($0.name)>" }
+            let operands = declaration.arguments.map(\.spelling)
             throw UsageError(
                 message: operands.isEmpty
                     ? "\(declaration.displayName) takes no arguments, not '\(positionals[0])'"
@@ -88,6 +88,14 @@ struct ParsedArguments {
         guard index < positionals.count else {
             let missing = declaration.arguments.dropFirst(positionals.count).map { "<\($0.name)>" }
             throw UsageError(message: "\(declaration.displayName) needs \(missing.joined(separator: " "))")
+        }
+        return positionals[index]
+    }
+
+    /// The declared optional operand `name`, or nil when it was left out.
+    func optionalOperand(_ name: String) -> String? {
+        guard let index = declaration.arguments.firstIndex(where: { $0.name == name }), index < positionals.count else {
+            return nil
         }
         return positionals[index]
     }

@@ -117,6 +117,11 @@ struct OptionDeclaration: Sendable {
 struct ArgumentDeclaration: Sendable {
     var name: String
     var help: String
+    /// May be left out (only the last operands): shown as `[<name>]`.
+    var isOptional = false
+
+    /// `<name>`, or `[<name>]` when it may be left out.
+    var spelling: String { isOptional ? "[<\(name)>]" : "<\(name)>" }
 }
 
 struct ExitStatusDeclaration: Sendable {
@@ -158,12 +163,12 @@ extension CommandDeclaration {
         if !discussion.isEmpty { sections.append(Self.wrapParagraphs(discussion)) }
         if !arguments.isEmpty {
             sections.append(
-                "ARGUMENTS:\n" + arguments.map { Self.row("<\($0.name)>", $0.help) }.joined(separator: "\n"))
+                "ARGUMENTS:\n" + arguments.map { Self.row($0.spelling, $0.help) }.joined(separator: "\n"))
         }
         if !subcommands.isEmpty {
             let rows = subcommands.map { subcommand in
                 let operands =
-                    subcommand.subcommands.isEmpty ? subcommand.arguments.map { "<\($0.name)>" } : ["<subcommand>"]
+                    subcommand.subcommands.isEmpty ? subcommand.arguments.map(\.spelling) : ["<subcommand>"]
                 let label = ([subcommand.name] + operands).joined(separator: " ")
                 return Self.row(label, subcommand.abstract)
             }
@@ -184,7 +189,7 @@ extension CommandDeclaration {
     /// `USAGE: lodestar replay <file> [--speed <n|max>] …`, wrapped under its first option.
     var usageLine: String {
         let head = "USAGE: \(commandLine)"
-        var words = arguments.map { "<\($0.name)>" }
+        var words = arguments.map(\.spelling)
         if !subcommands.isEmpty { words.insert("<subcommand>", at: 0) }
         words += options.filter { $0.requires == nil }.map(synopsis)
         if words.isEmpty { return head }

@@ -25,10 +25,11 @@ enum ConfigCommand {
             Checks the config file completely: unknown keys, values of the wrong type or out of range, and the
             profile it names (which must load). Prints '<file>: valid' and a summary line, or every problem on
             standard error as '<file>: key.path: what is wrong (allowed: ...)'; a value a flag gave is named by
-            the flag instead of the file.
+            the flag instead of the file. The file is the operand, or --config, or /etc/lodestar/lodestar.json.
 
-              lodestar config validate --config examples/lodestar.json
+              lodestar config validate examples/lodestar.json
             """,
+        arguments: [ArgumentDeclaration(name: "file", help: "the config file to check (the same as --config FILE)", isOptional: true)],
         options: RunOptions.declarations,
         exitStatuses: [
             ExitStatusDeclaration(.success, "valid"),
@@ -61,6 +62,12 @@ enum ConfigCommand {
 
     static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         var source = try RunConfigurationSource(parsed)
+        if let file = parsed.optionalOperand("file") {
+            if parsed.string("config") != nil {
+                throw UsageError(message: "config validate takes the file as <file> or --config, not both")
+            }
+            source.file = file
+        }
         // Checking a file that is not there is an error even at the default path.
         source.usesDefaultFile = false
         switch source.load() {

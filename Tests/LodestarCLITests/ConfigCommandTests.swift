@@ -49,6 +49,20 @@ private func document(_ text: String) throws -> Document {
         #expect(error.isEmpty)
     }
 
+    /// `config validate FILE` is `config validate --config FILE`; both at once is a usage error.
+    @Test func validateTakesTheFileAsAnOperand() throws {
+        let (code, output, error) = run(["config", "validate", example])
+        #expect(code == 0, "\(error)")
+        #expect(output.hasPrefix("\(example): valid\n"))
+        let folder = try ConfigFolder()
+        let file = try folder.file("bad.json", #"{"profile": 3}"#)
+        let bad = run(["config", "validate", file])
+        #expect(bad.0 == 78)
+        #expect(bad.2.hasPrefix("\(file): profile: is a number"), "\(bad.2)")
+        #expect(run(["config", "validate", file, "--config", example]).0 == 64)
+        #expect(run(["config", "validate", folder.path + "/missing.json"]).0 == 66)
+    }
+
     @Test func validateListsEveryProblemAndExits78() throws {
         let folder = try ConfigFolder()
         let file = try folder.file(

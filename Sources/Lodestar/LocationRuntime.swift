@@ -67,6 +67,7 @@ final class LocationRuntime {
                 fireTimers(through: now)
                 switch message {
                 case .command(let event): handle(event, at: now)
+                case .event(let event): receive(event, at: now)
                 case .powerReply(let outcome):
                     power?.reply(outcome, at: now)
                     handPowerOutputsOn()

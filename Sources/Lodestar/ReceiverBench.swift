@@ -105,13 +105,24 @@ public final class ReceiverBench {
         while !done(seen), source.now.seconds < limit, !stop() {
             let deadline = min(power.nextDeadline?.seconds ?? limit, limit, source.now.seconds + 0.2)
             // The source reads gpsd (and writes the commands) on this thread, within its `next`.
+            var events: [(LiveEvent, Instant)] = []
             if case .event(let event, let now) = source.next(before: Instant(seconds: deadline), inbox: inbox) {
+                events.append((event, now))
+            }
+            for message in inbox.take() {
+                switch message {
+                case .event(let event): events.append((event, source.now))
+                case .powerReply(let outcome): power.reply(outcome, at: source.now)
+                case .command: break
+                }
+            }
+            for (event, now) in events {
                 power.observe(event, at: now)
                 if case .fix(let fix) = event, fix.hasPosition, seen.firstFixAt == nil {
                     seen.firstFixAt = now.seconds
                 }
             }
-            for case .powerReply(let outcome) in inbox.take() { power.reply(outcome, at: source.now) }
+            collect(into: &seen)
             power.advance(to: source.now)
             collect(into: &seen)
         }

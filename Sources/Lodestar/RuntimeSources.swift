@@ -10,10 +10,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// What reaches the runtime's thread from elsewhere: the application's calls and gpsd's answers to power
-/// control's writes (gpsd's events are read on that thread, by the source).
+/// What reaches the runtime's thread from elsewhere: the application's calls and, live, gpsd's events.
 enum RuntimeMessage: Sendable {
     case command(PolicyEvent)
+    case event(LiveEvent)
     /// gpsd's answer to a write receiver power control made.
     case powerReply(GPSDCommandOutcome)
 }

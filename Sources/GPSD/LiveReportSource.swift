@@ -44,7 +44,7 @@ public struct ReconnectBackoff: Sendable, Equatable {
     }
 }
 
-/// Reads gpsd on the caller's thread (`run`, `LiveReportReader`) or its own (`events`) and turns its stream into `LiveEvent`s:
+/// Reads gpsd on its own thread (or the caller's, with `run`) and turns its stream into `LiveEvent`s:
 /// reconnects when gpsd goes away, notices devices closing and appearing, and passes on one fix per epoch
 /// (the session collapses each epoch's TPVs).
 public final class LiveReportSource: Sendable {

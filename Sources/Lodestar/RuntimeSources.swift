@@ -64,20 +64,20 @@ enum SourceStep {
     case ended(at: Instant)
 }
 
-/// Where the runtime's events and its clock come from; used only on the runtime's thread. Live: gpsd, read
-/// within `next`, and the monotonic clock. Replay: a capture's events with its `t` as a virtual clock,
+/// Where the runtime's events and its clock come from; used only on the runtime's thread. Live: gpsd on a
+/// thread of its own, the monotonic clock. Replay: a capture's events with its `t` as a virtual clock,
 /// with the receiver simulated (`SimulatedReceiver`).
 protocol RuntimeSource: AnyObject {
     /// Now, on this source's clock.
     var now: Instant { get }
-    /// Starts producing.
+    /// Starts producing. A source that reads on another thread posts its events to `inbox`.
     func start(inbox: Inbox)
     /// Waits for what comes next: one of this source's events, the clock reaching `deadline` (a timer is
     /// due), or a message in `inbox`.
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep
     /// The policy asked for `regime`: a simulated receiver produces no fixes while it is down.
     func regimeChanged(to regime: ReceiverRegime, at now: Instant)
-    /// Stops producing (live: the connection to gpsd is closed).
+    /// Stops producing (live: the reader thread ends and closes its connection).
     func stop()
 }
 

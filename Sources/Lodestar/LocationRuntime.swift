@@ -105,9 +105,7 @@ final class LocationRuntime {
         let limit = monotonicSeconds() + 1.2
         while !(power.isFinished && power.unanswered == 0), monotonicSeconds() < limit {
             let wait = power.nextDeadline.map { max(($0 - source.now) / core.clockRate, 0) } ?? 0.1
-            // A live source reads gpsd and writes the commands within `next`; what it reads now is dropped.
-            let seconds = max(min(wait, limit - monotonicSeconds()), 0)
-            _ = source.next(before: Instant(seconds: source.now.seconds + seconds * core.clockRate), inbox: core.inbox)
+            core.inbox.wait(seconds: min(wait, limit - monotonicSeconds()))
             for case .powerReply(let outcome) in core.inbox.take() { power.reply(outcome, at: source.now) }
             power.advance(to: source.now)
             handPowerOutputsOn()

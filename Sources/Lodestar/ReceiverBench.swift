@@ -103,26 +103,21 @@ public final class ReceiverBench {
         var seen = initial
         let limit = source.now.seconds + timeout
         while !done(seen), source.now.seconds < limit, !stop() {
-            let deadline = min(power.nextDeadline?.seconds ?? limit, limit, source.now.seconds + 0.2)
-            // The source reads gpsd (and writes the commands) on this thread, within its `next`.
-            var events: [(LiveEvent, Instant)] = []
-            if case .event(let event, let now) = source.next(before: Instant(seconds: deadline), inbox: inbox) {
-                events.append((event, now))
-            }
+            let deadline = min(power.nextDeadline?.seconds ?? limit, limit)
+            inbox.wait(seconds: min(max(deadline - source.now.seconds, 0), 0.2))
             for message in inbox.take() {
+                let now = source.now
                 switch message {
-                case .event(let event): events.append((event, source.now))
-                case .powerReply(let outcome): power.reply(outcome, at: source.now)
+                case .event(let event):
+                    power.observe(event, at: now)
+                    if case .fix(let fix) = event, fix.hasPosition, seen.firstFixAt == nil {
+                        seen.firstFixAt = now.seconds
+                    }
+                case .powerReply(let outcome): power.reply(outcome, at: now)
                 case .command: break
                 }
+                collect(into: &seen)
             }
-            for (event, now) in events {
-                power.observe(event, at: now)
-                if case .fix(let fix) = event, fix.hasPosition, seen.firstFixAt == nil {
-                    seen.firstFixAt = now.seconds
-                }
-            }
-            collect(into: &seen)
             power.advance(to: source.now)
             collect(into: &seen)
         }

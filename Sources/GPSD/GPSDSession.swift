@@ -119,9 +119,11 @@ public final class GPSDSession {
     /// Lines are read from the socket here and decoded with `gps_unpack`, as a replayed line is, rather than
     /// through `gps_read`: libgps's reader copies each line out and moves its whole buffer down after every
     /// line, which cost more CPU than the rest of the live path on a long capture (bench/).
-    /// With `wakeDescriptor`, also returns `.timeout` as soon as that descriptor is readable (the caller
-    /// has something to write).
-    public func read(timeoutMicroseconds: Int32, wakeDescriptor: Int32 = -1) throws(GPSDError) -> ReadResult {
+    /// With `wakeDescriptor` (and `alsoWakeOn`), also returns `.timeout` as soon as that descriptor is
+    /// readable (the caller has something to write, or other work).
+    public func read(
+        timeoutMicroseconds: Int32, wakeDescriptor: Int32 = -1, alsoWakeOn second: Int32 = -1
+    ) throws(GPSDError) -> ReadResult {
         guard isOpen else { throw .connectionLost(errno: 0) }
         let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
@@ -144,7 +146,8 @@ public final class GPSDSession {
             // While an epoch is held, wake exactly when it is due to be passed on (one wake-up, not a
             // poll: a Pi Zero at 1 Hz would otherwise wake several times per epoch for nothing).
             let wait = processor.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
-            if try !fill(timeoutMilliseconds: Int32((wait * 1000).rounded(.up)), wakeDescriptor: wakeDescriptor),
+            if try !fill(
+                timeoutMilliseconds: Int32((wait * 1000).rounded(.up)), wakeDescriptor: wakeDescriptor, second: second),
                 !processor.hasPending
             {
                 return .timeout
@@ -174,7 +177,7 @@ public final class GPSDSession {
     }
 
     /// Reads what the socket has (waiting up to the timeout); false when nothing came.
-    private func fill(timeoutMilliseconds: Int32, wakeDescriptor: Int32 = -1) throws(GPSDError) -> Bool {
+    private func fill(timeoutMilliseconds: Int32, wakeDescriptor: Int32 = -1, second: Int32 = -1) throws(GPSDError) -> Bool {
         if lineStart > 0 {
             // Keep the unfinished line; its bytes move to the front once per read, not once per line.
             let pending = bufferEnd - lineStart
@@ -191,10 +194,12 @@ public final class GPSDSession {
         // A tuple on the stack: an array here was a heap allocation for every read.
         var pollers = (
             pollfd(fd: Int32(cgps_fd(data)), events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: second, events: Int16(POLLIN), revents: 0)
         )
+        // poll ignores the entries whose descriptor is negative.
         let ready = withUnsafeMutableBytes(of: &pollers) { raw in
-            poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), wakeDescriptor >= 0 ? 2 : 1, timeoutMilliseconds)
+            poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), second >= 0 ? 3 : wakeDescriptor >= 0 ? 2 : 1, timeoutMilliseconds)
         }
         if ready < 0 {
             if errno == EINTR { return false }

@@ -44,7 +44,7 @@ public struct ReconnectBackoff: Sendable, Equatable {
     }
 }
 
-/// Reads gpsd on its own thread (or the caller's, with `run`) and turns its stream into `LiveEvent`s:
+/// Reads gpsd on the caller's thread (`run`, `LiveReportReader`) or its own (`events`) and turns its stream into `LiveEvent`s:
 /// reconnects when gpsd goes away, notices devices closing and appearing, and passes on one fix per epoch
 /// (the session collapses each epoch's TPVs).
 public final class LiveReportSource: Sendable {
@@ -85,60 +85,12 @@ public final class LiveReportSource: Sendable {
     /// each event). The first connection's failure is thrown (gpsd is not there at all); after that, losses
     /// become `receiverLost` events and the source reconnects.
     public func run(shouldStop: () -> Bool, onEvent: (LiveEvent) -> Void) throws(GPSDError) {
-        var state = StreamState(watchedDevice: device)
-        var session: GPSDSession?
-        do {
-            session = try connect()
-        } catch {
-            commands?.disconnected(reason: error.description)
-            throw error
-        }
-        var failures = 0
+        let reader = LiveReportReader(self)
+        try reader.connect()
         while !shouldStop() {
-            guard let current = session else {
-                if sleep(seconds: backoff.delay(afterFailures: failures), shouldStop: shouldStop) { break }
-                if let reopened = try? connect() {
-                    session = reopened
-                    failures = 0
-                } else {
-                    failures += 1
-                }
-                continue
-            }
-            do {
-                // Drained before writing: a command queued after the write leaves its byte for the poll.
-                commands?.drainWake()
-                commands?.writeNext(now: monotonicSeconds()) { command throws(GPSDError) in
-                    try current.send(command.text)
-                }
-                switch try current.read(
-                    timeoutMicroseconds: Self.pollMicroseconds, wakeDescriptor: commands?.wakeDescriptor ?? -1)
-                {
-                case .timeout:
-                    break
-                case .report(let report):
-                    commands?.observe(report)
-                    if let event = StreamState.passedOn(report) {
-                        onEvent(event)
-                    } else {
-                        for event in state.events(for: report, host: host, port: port) { onEvent(event) }
-                    }
-                }
-            } catch {
-                // The epoch gpsd was still sending is as good as it will get; pass it on before the loss.
-                for fix in current.pendingFixes() { onEvent(.fix(fix)) }
-                current.close()
-                session = nil
-                failures = 0
-                commands?.disconnected(reason: error.description)
-                if let event = state.connectionLost(error.description) { onEvent(event) }
-            }
+            reader.step(seconds: Double(Self.pollMicroseconds) / 1e6, wakeDescriptor: -1, onEvent: onEvent)
         }
-        commands?.disconnected(reason: "the gpsd connection has ended", closing: true)
-        if let session {
-            for fix in session.pendingFixes() { onEvent(.fix(fix)) }
-            session.close()
-        }
+        reader.close(onEvent: onEvent)
     }
 
     /// The events as an `AsyncSequence`, read on a dedicated thread. Ending the iteration (or cancelling the
@@ -162,7 +114,7 @@ public final class LiveReportSource: Sendable {
         return stream
     }
 
-    private func connect() throws(GPSDError) -> GPSDSession {
+    fileprivate func connect() throws(GPSDError) -> GPSDSession {
         let session = try GPSDSession(host: host, port: port, epochQuiet: epochQuiet)
         session.satelliteDetail = satelliteDetail
         session.collapsesEpochs = true
@@ -171,17 +123,131 @@ public final class LiveReportSource: Sendable {
         commands?.connected()
         return session
     }
+}
 
-    /// Sleeps in slices so a stop request is seen promptly; returns true when asked to stop.
-    private func sleep(seconds: Double, shouldStop: () -> Bool) -> Bool {
-        var remaining = seconds
-        while remaining > 0 {
-            if shouldStop() { return true }
-            let slice = min(remaining, 0.1)
-            usleep(UInt32(slice * 1_000_000))
-            remaining -= slice
+/// The read loop of `LiveReportSource.run`, one turn at a time: for a caller whose thread has other work
+/// between reads (the location runtime reads gpsd on its own thread, so a report reaches the policy without
+/// waking a second thread). Used on one thread only.
+public final class LiveReportReader {
+    private let source: LiveReportSource
+    private var state: StreamState
+    private var session: GPSDSession?
+    /// Failed attempts since the connection was lost (or, before the first connection, since the start).
+    private var failures = 0
+    /// When to try connecting again (monotonic seconds); nil while connected.
+    private var retryAt: Double?
+    private var everConnected = false
+    private var announcedAbsence = false
+
+    public init(_ source: LiveReportSource) {
+        self.source = source
+        state = StreamState(watchedDevice: source.device)
+    }
+
+    /// The first connection, its failure thrown (`run`'s callers exit when gpsd is not there at all).
+    public func connect() throws(GPSDError) {
+        do {
+            session = try source.connect()
+            everConnected = true
+        } catch {
+            source.commands?.disconnected(reason: error.description)
+            throw error
         }
-        return shouldStop()
+    }
+
+    /// One turn: writes the queued commands and reads until a report, `seconds` pass (at most 0.2 s) or
+    /// `wakeDescriptor` (or the command channel's) is readable; without a connection, tries again when its
+    /// back-off is over. A first connection that fails here is announced once as `receiverLost`, and a
+    /// stream watched again after it starts over (`watching`), as a new `run` would.
+    public func step(seconds: Double, wakeDescriptor: Int32, onEvent: (LiveEvent) -> Void) {
+        let limit = min(max(seconds, 0), Double(LiveReportSource.pollMicroseconds) / 1e6)
+        let commands = source.commands
+        guard let current = session else {
+            let now = monotonicSeconds()
+            if let retryAt, now < retryAt {
+                waitReadable(wakeDescriptor, commands?.wakeDescriptor ?? -1, seconds: min(limit, retryAt - now))
+                return
+            }
+            reconnect(onEvent: onEvent)
+            return
+        }
+        do throws(GPSDError) {
+            // Drained before writing: a command queued after the write leaves its byte for the poll.
+            commands?.drainWake()
+            commands?.writeNext(now: monotonicSeconds()) { command throws(GPSDError) in
+                try current.send(command.text)
+            }
+            switch try current.read(
+                timeoutMicroseconds: Int32((limit * 1e6).rounded(.up)), wakeDescriptor: wakeDescriptor,
+                alsoWakeOn: commands?.wakeDescriptor ?? -1)
+            {
+            case .timeout:
+                break
+            case .report(let report):
+                commands?.observe(report)
+                if let event = StreamState.passedOn(report) {
+                    onEvent(event)
+                } else {
+                    for event in state.events(for: report, host: source.host, port: source.port) { onEvent(event) }
+                }
+            }
+        } catch {
+            // The epoch gpsd was still sending is as good as it will get; pass it on before the loss.
+            for fix in current.pendingFixes() { onEvent(.fix(fix)) }
+            current.close()
+            session = nil
+            failures = 0
+            retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: 0)
+            commands?.disconnected(reason: error.description)
+            if let event = state.connectionLost(error.description) { onEvent(event) }
+        }
+    }
+
+    private func reconnect(onEvent: (LiveEvent) -> Void) {
+        do throws(GPSDError) {
+            let opened = try source.connect()
+            if !everConnected {
+                // As a fresh `run` after its first connection failed: the stream starts over.
+                state = StreamState(watchedDevice: source.device)
+                everConnected = true
+            }
+            session = opened
+            failures = 0
+            retryAt = nil
+        } catch {
+            if !everConnected {
+                source.commands?.disconnected(reason: error.description)
+                if !announcedAbsence {
+                    announcedAbsence = true
+                    onEvent(.receiverLost(reason: "cannot reach gpsd at \(source.host):\(source.port): \(error)"))
+                }
+                retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: failures)
+                failures += 1
+            } else {
+                failures += 1
+                retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: failures)
+            }
+        }
+    }
+
+    /// The end: the epoch still held is passed on, the command channel closed, the connection closed.
+    public func close(onEvent: (LiveEvent) -> Void) {
+        source.commands?.disconnected(reason: "the gpsd connection has ended", closing: true)
+        if let session {
+            for fix in session.pendingFixes() { onEvent(.fix(fix)) }
+            session.close()
+        }
+        session = nil
+    }
+
+    private func waitReadable(_ first: Int32, _ second: Int32, seconds: Double) {
+        var pollers = (
+            pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)
+        )
+        let milliseconds = Int32((max(seconds, 0) * 1000).rounded(.up))
+        _ = withUnsafeMutableBytes(of: &pollers) { raw in
+            poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, milliseconds)
+        }
     }
 }
 

@@ -91,7 +91,7 @@ public enum LocationError: Error, Sendable, Equatable, CustomStringConvertible {
 /// ```
 ///
 /// The policy runs on one thread of the manager's own (the runtime), which alone owns the clock, the
-/// timers and, live, the connection to gpsd (read on another dedicated thread). Every method returns at
+/// timers and, live, the connection to gpsd (read between its timers). Every method returns at
 /// once and may be called from any thread or task; calls take effect in the order they were made.
 ///
 /// A live source starts at the first call. A replay starts playing when `updates` is first iterated or a

@@ -67,7 +67,6 @@ final class LocationRuntime {
                 fireTimers(through: now)
                 switch message {
                 case .command(let event): handle(event, at: now)
-                case .event(let event): receive(event, at: now)
                 case .powerReply(let outcome):
                     power?.reply(outcome, at: now)
                     handPowerOutputsOn()
@@ -105,7 +104,9 @@ final class LocationRuntime {
         let limit = monotonicSeconds() + 1.2
         while !(power.isFinished && power.unanswered == 0), monotonicSeconds() < limit {
             let wait = power.nextDeadline.map { max(($0 - source.now) / core.clockRate, 0) } ?? 0.1
-            core.inbox.wait(seconds: min(wait, limit - monotonicSeconds()))
+            // A live source reads gpsd and writes the commands within `next`; what it reads now is dropped.
+            let seconds = max(min(wait, limit - monotonicSeconds()), 0)
+            _ = source.next(before: Instant(seconds: source.now.seconds + seconds * core.clockRate), inbox: core.inbox)
             for case .powerReply(let outcome) in core.inbox.take() { power.reply(outcome, at: source.now) }
             power.advance(to: source.now)
             handPowerOutputsOn()

@@ -103,21 +103,15 @@ public final class ReceiverBench {
         var seen = initial
         let limit = source.now.seconds + timeout
         while !done(seen), source.now.seconds < limit, !stop() {
-            let deadline = min(power.nextDeadline?.seconds ?? limit, limit)
-            inbox.wait(seconds: min(max(deadline - source.now.seconds, 0), 0.2))
-            for message in inbox.take() {
-                let now = source.now
-                switch message {
-                case .event(let event):
-                    power.observe(event, at: now)
-                    if case .fix(let fix) = event, fix.hasPosition, seen.firstFixAt == nil {
-                        seen.firstFixAt = now.seconds
-                    }
-                case .powerReply(let outcome): power.reply(outcome, at: now)
-                case .command: break
+            let deadline = min(power.nextDeadline?.seconds ?? limit, limit, source.now.seconds + 0.2)
+            // The source reads gpsd (and writes the commands) on this thread, within its `next`.
+            if case .event(let event, let now) = source.next(before: Instant(seconds: deadline), inbox: inbox) {
+                power.observe(event, at: now)
+                if case .fix(let fix) = event, fix.hasPosition, seen.firstFixAt == nil {
+                    seen.firstFixAt = now.seconds
                 }
-                collect(into: &seen)
             }
+            for case .powerReply(let outcome) in inbox.take() { power.reply(outcome, at: source.now) }
             power.advance(to: source.now)
             collect(into: &seen)
         }

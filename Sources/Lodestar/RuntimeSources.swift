@@ -10,10 +10,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// What reaches the runtime's thread from elsewhere: the application's calls and, live, gpsd's events.
+/// What reaches the runtime's thread from elsewhere: the application's calls and gpsd's answers to power
+/// control's writes (gpsd's events are read on that thread, by the source).
 enum RuntimeMessage: Sendable {
     case command(PolicyEvent)
-    case event(LiveEvent)
     /// gpsd's answer to a write receiver power control made.
     case powerReply(GPSDCommandOutcome)
 }
@@ -46,6 +46,12 @@ final class Inbox: Sendable {
         guard isEmpty else { return }
         wakeUp.wait(seconds: seconds)
     }
+
+    /// What a thread polls, with other descriptors, to wake when something is posted; -1 without a pipe.
+    var wakeDescriptor: Int32 { wakeUp.descriptor }
+
+    /// Empties the wake-up pipe after such a poll (what was posted stays in the inbox).
+    func drainWakeUp() { wakeUp.drain() }
 }
 
 /// What a source says happened, in `RuntimeSource.next`.
@@ -58,20 +64,20 @@ enum SourceStep {
     case ended(at: Instant)
 }
 
-/// Where the runtime's events and its clock come from; used only on the runtime's thread. Live: gpsd on a
-/// thread of its own, the monotonic clock. Replay: a capture's events with its `t` as a virtual clock,
+/// Where the runtime's events and its clock come from; used only on the runtime's thread. Live: gpsd, read
+/// within `next`, and the monotonic clock. Replay: a capture's events with its `t` as a virtual clock,
 /// with the receiver simulated (`SimulatedReceiver`).
 protocol RuntimeSource: AnyObject {
     /// Now, on this source's clock.
     var now: Instant { get }
-    /// Starts producing. A source that reads on another thread posts its events to `inbox`.
+    /// Starts producing.
     func start(inbox: Inbox)
     /// Waits for what comes next: one of this source's events, the clock reaching `deadline` (a timer is
     /// due), or a message in `inbox`.
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep
     /// The policy asked for `regime`: a simulated receiver produces no fixes while it is down.
     func regimeChanged(to regime: ReceiverRegime, at now: Instant)
-    /// Stops producing (live: the reader thread ends and closes its connection).
+    /// Stops producing (live: the connection to gpsd is closed).
     func stop()
 }
 
@@ -154,10 +160,11 @@ final class ReplaySource: RuntimeSource {
     func stop() {}
 }
 
-/// gpsd, read on a dedicated thread (`DetachedThread`: libgps blocks in `select`, which must not hold a
-/// thread of Swift's cooperative pool), on the monotonic clock. gpsd absent at the start is a
-/// `receiverLost` like any later loss, and the source keeps trying. The reader thread also writes the
-/// receiver control's commands (`ReceiverLink.commands`) and notes the device for it.
+/// gpsd, read on the runtime's own thread, on the monotonic clock: each turn of `next` reads until a report,
+/// the next timer or a post to the inbox, so a report reaches the policy without waking a second thread (a
+/// reader thread of its own cost a wake-up per report, measured in bench/daemon.sh). gpsd absent at the
+/// start is a `receiverLost` like any later loss, and the source keeps trying. The receiver control's
+/// commands (`ReceiverLink.commands`) are written between reads.
 final class LiveSource: RuntimeSource {
     let host: String
     let port: String
@@ -167,9 +174,13 @@ final class LiveSource: RuntimeSource {
     private let origin = monotonicSeconds()
     /// Runtime seconds per monotonic second: 1 live; more when a test plays an emulated receiver faster.
     private let clockRate: Double
-    /// Gets every line gpsd sends, on the reader thread, and with `recordsReceiverBytes` the receiver's bytes.
+    /// Gets every line gpsd sends and with `recordsReceiverBytes` the receiver's bytes.
     private let recorder: CaptureRecorder?
     private let recordsReceiverBytes: Bool
+    private var reader: LiveReportReader?
+    /// Events of one read not yet handed to the runtime (a loss can come with the epoch held before it).
+    private var pending: [LiveEvent] = []
+    private var pendingIndex = 0
 
     init(
         host: String, port: String, device: String?, receiverLink: ReceiverLink, clockRate: Double = 1,
@@ -189,17 +200,17 @@ final class LiveSource: RuntimeSource {
     func start(inbox: Inbox) {
         // The control learns of the channel before any device: it may have nothing to do until one comes.
         receiverLink.passOnContext()
-        let (host, port, device, stopping, link, rate) = (host, port, device, stopping, receiverLink, clockRate)
-        let recorder = recorder
-        let started = DetachedThread.start {
-            Self.read(
-                host: host, port: port, device: device, stopping: stopping, link: link, inbox: inbox, clockRate: rate,
-                recorder: recorder)
-        }
-        if !started {
-            inbox.post(.event(.receiverLost(reason: "cannot start a thread to read gpsd at \(host):\(port)")))
-        }
+        // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps. An epoch
+        // ends after a quiet that shrinks with the clock rate (a receiver played fast has fast epochs).
+        var lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)?
+        if let recorder { lineObserver = { line in recorder.recordGPSDLine(line) } }
+        let source = LiveReportSource(
+            host: host, port: port, device: device, satelliteDetail: false, lineObserver: lineObserver,
+            commands: receiverLink.commands,
+            epochQuiet: EpochCollapser<Int, Int, Int>.defaultQuietInterval / clockRate)
+        reader = LiveReportReader(source)
         if let recorder, recordsReceiverBytes {
+            let stopping = stopping
             // A raw watch that cannot start leaves the capture without `rx` lines; gpsd's lines still come.
             _ = RawByteWatch.start(
                 host: host, port: port, device: device, shouldStop: { stopping.isSet },
@@ -207,56 +218,33 @@ final class LiveSource: RuntimeSource {
         }
     }
 
-    private static func read(
-        host: String, port: String, device: String?, stopping: StopFlag, link: ReceiverLink, inbox: Inbox,
-        clockRate: Double, recorder: CaptureRecorder?
-    ) {
-        // Satellite lists are not needed for locations: counts and DOPs are decoded without libgps. An epoch
-        // ends after a quiet that shrinks with the clock rate (a receiver played fast has fast epochs).
-        var lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)?
-        if let recorder { lineObserver = { line in recorder.recordGPSDLine(line) } }
-        let source = LiveReportSource(
-            host: host, port: port, device: device, satelliteDetail: false, lineObserver: lineObserver,
-            commands: link.commands,
-            epochQuiet: EpochCollapser<Int, Int, Int>.defaultQuietInterval / clockRate)
-        var failures = 0
-        var announced = false
-        while !stopping.isSet {
-            do throws(GPSDError) {
-                try source.run(
-                    shouldStop: {
-                        // Checked at least every 0.2 s: the capture's fsync cadence needs no thread of its own.
-                        recorder?.syncIfDue()
-                        return stopping.isSet
-                    }
-                ) { event in
-                    link.note(event)
-                    inbox.post(.event(event))
-                }
-                return
-            } catch {
-                if !announced {
-                    announced = true
-                    inbox.post(.event(.receiverLost(reason: "cannot reach gpsd at \(host):\(port): \(error)")))
-                }
-                var remaining = source.backoff.delay(afterFailures: failures)
-                failures += 1
-                while remaining > 0, !stopping.isSet {
-                    sleepSeconds(min(remaining, 0.1))
-                    remaining -= 0.1
-                }
-            }
-        }
-    }
-
     func next(before deadline: Instant?, inbox: Inbox) -> SourceStep {
         // A device gpsd announced since the last turn reaches the control before the runtime waits again.
         receiverLink.passOnContext()
-        inbox.wait(seconds: deadline.map { ($0 - now) / clockRate })
-        return .idle
+        if pendingIndex == pending.count, let reader, inbox.isEmpty {
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex = 0
+            let seconds = deadline.map { max(($0 - now) / clockRate, 0) } ?? .infinity
+            let link = receiverLink
+            reader.step(seconds: seconds, wakeDescriptor: inbox.wakeDescriptor) { event in
+                link.note(event)
+                pending.append(event)
+            }
+            inbox.drainWakeUp()
+            // At least every 0.2 s (the longest step): the capture's fsync cadence needs no thread of its own.
+            recorder?.syncIfDue()
+        }
+        guard pendingIndex < pending.count else { return .idle }
+        let event = pending[pendingIndex]
+        pendingIndex += 1
+        return .event(event, at: now)
     }
 
     func regimeChanged(to regime: ReceiverRegime, at now: Instant) {}
 
-    func stop() { stopping.set() }
+    func stop() {
+        stopping.set()
+        reader?.close { _ in }
+        reader = nil
+    }
 }

@@ -13,6 +13,8 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
         case malformed
         /// Valid, but with no fix in it.
         case noFix
+        /// The source could not be read (an I/O error, not the capture's fault).
+        case unreadable
     }
 
     public var kind: Kind
@@ -81,12 +83,9 @@ public enum CaptureReader {
     }
 
     public static func read(_ bytes: [UInt8]) throws(CaptureError) -> CaptureContents {
+        var parser = CaptureLineParser()
         var lines: [CaptureContents.Line] = []
-        var warnings: [CaptureError] = []
-        var header: CaptureHeader?
-        var lastT = 0.0
         var failure: CaptureError?
-
         bytes.withUnsafeBufferPointer { buffer in
             var start = 0
             var number = 0
@@ -99,35 +98,25 @@ public enum CaptureReader {
                 if contentEnd > start, buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
                 let range = start..<contentEnd
                 start = end + 1
-                let isBlank = buffer[range].allSatisfy { $0 == 0x20 || $0 == 0x09 }
-                if isBlank { continue }
-                let isFinal = !terminated || buffer[start...].allSatisfy { $0 == 0x0A || $0 == 0x0D }
                 do throws(CaptureError) {
-                    if header == nil {
-                        header = try parseHeader(buffer, range, number: number)
-                        continue
+                    if let line = try parser.parse(buffer, range, number: number, terminated: terminated) {
+                        lines.append(line)
                     }
-                    // Lines with only keys this version does not know are skipped (forward compatible).
-                    guard let line = try parseLine(buffer, range, number: number, previousT: lastT) else { continue }
-                    lastT = line.t
-                    lines.append(line)
                 } catch {
-                    // A power cut mid-write leaves the last line without its end: keep everything before it.
-                    if isFinal, !terminated, header != nil, error.kind == .malformed {
-                        warnings.append(
-                            CaptureError(.malformed, line: number, "torn final line ignored (\(error.message))"))
-                    } else {
-                        failure = error
-                    }
+                    failure = error
                 }
             }
         }
         if let failure { throw failure }
-        guard let header else {
-            throw CaptureError(.empty, line: nil, "the file is empty: it has no capture header and no receiver data")
-        }
-        return CaptureContents(bytes: bytes, header: header, lines: lines, warnings: warnings)
+        let header = try parser.finish()
+        return CaptureContents(bytes: bytes, header: header, lines: lines, warnings: parser.warnings)
     }
+
+    /// The latest instant a capture may name: 9999-12-31T23:59:59Z, as seconds since 1970.
+    public static let latestTime = 253_402_300_799.0
+    /// The longest stretch between two lines (30 days): a recorder that saw nothing for longer is not one
+    /// recording, and a `t` that jumps further is a damaged line (docs/capture-format.md).
+    public static let longestGap = 30.0 * 86_400
 
     private static func matches(_ buffer: UnsafeBufferPointer<UInt8>, _ key: Range<Int>, _ name: StaticString) -> Bool {
         name.withUTF8Buffer { buffer[key].elementsEqual($0) }
@@ -200,7 +189,8 @@ public enum CaptureReader {
     }
 
     static func parseLine(
-        _ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, number: Int, previousT: Double
+        _ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, number: Int, previousT: Double,
+        startedSeconds: Double = 0
     ) throws(CaptureError) -> CaptureContents.Line? {
         let line = UnsafeBufferPointer(rebasing: buffer[range])
         var t: Double?
@@ -253,10 +243,20 @@ public enum CaptureReader {
         guard valid else { throw CaptureError(.malformed, line: number, "not a valid JSON object") }
         if let problem { throw CaptureError(.malformed, line: number, problem) }
         guard let t else { throw CaptureError(.malformed, line: number, "the line has no \"t\"") }
-        guard t.isFinite, t >= 0 else { throw CaptureError(.malformed, line: number, "\"t\" is negative") }
+        guard t.isFinite else { throw CaptureError(.malformed, line: number, "\"t\" is not a finite number") }
+        guard t >= 0 else { throw CaptureError(.malformed, line: number, "\"t\" is negative") }
         guard t >= previousT else {
             throw CaptureError(
                 .malformed, line: number, "\"t\" goes back in time (\(t) after \(previousT)); t is monotonic")
+        }
+        guard t + startedSeconds <= latestTime else {
+            throw CaptureError(.malformed, line: number, "\"t\" = \(t) s puts the line after the year 9999")
+        }
+        guard t - previousT <= longestGap else {
+            throw CaptureError(
+                .malformed, line: number,
+                "\"t\" jumps \(Int64(t - previousT)) s after the line before; a capture allows at most "
+                    + "\(Int64(longestGap)) s (30 days) between two lines")
         }
         if let regime { payload = .regime(regime, reason: reason) }
         guard let payload else { return nil }
@@ -290,5 +290,172 @@ public enum CaptureReader {
         if let problem { return .failure(CaptureError(.malformed, line: nil, problem)) }
         guard let kind else { return .failure(CaptureError(.malformed, line: nil, "the event has no \"kind\"")) }
         return .success(CaptureEvent(kind: kind, regime: regime, seconds: seconds, detail: detail))
+    }
+}
+
+/// Reads a capture one line at a time (the header first), with the checks `CaptureReader.read` makes: the
+/// same parser for a file in memory and for one streamed in chunks, so a 24-hour capture is read in the memory
+/// of its longest line.
+public struct CaptureLineParser: Sendable {
+    public private(set) var header: CaptureHeader?
+    /// Problems that did not stop the read (a torn final line).
+    public private(set) var warnings: [CaptureError] = []
+    private var lastT = 0.0
+    private var startedSeconds = 0.0
+
+    public init() {}
+
+    /// The line `range` of `buffer` (its line end excluded), whose number in the file is `number`; `terminated`
+    /// is false only for a last line with no line end. Nil for the header, blank lines and lines with no key
+    /// this version knows.
+    public mutating func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, number: Int, terminated: Bool
+    ) throws(CaptureError) -> CaptureContents.Line? {
+        if buffer[range].allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+        do throws(CaptureError) {
+            guard header != nil else {
+                let parsed = try CaptureReader.parseHeader(buffer, range, number: number)
+                header = parsed
+                if let started = parsed.started {
+                    startedSeconds = Double(started.seconds) + Double(started.nanoseconds) / 1e9
+                }
+                return nil
+            }
+            guard
+                let line = try CaptureReader.parseLine(
+                    buffer, range, number: number, previousT: lastT, startedSeconds: startedSeconds)
+            else { return nil }
+            lastT = line.t
+            return line
+        } catch {
+            // A power cut mid-write leaves the last line without its end: keep everything before it.
+            guard !terminated, header != nil, error.kind == .malformed else { throw error }
+            warnings.append(CaptureError(.malformed, line: number, "torn final line ignored (\(error.message))"))
+            return nil
+        }
+    }
+
+    /// The header, once every line was given: an error if there was none.
+    public func finish() throws(CaptureError) -> CaptureHeader {
+        guard let header else {
+            throw CaptureError(.empty, line: nil, "the file is empty: it has no capture header and no receiver data")
+        }
+        return header
+    }
+}
+
+/// A capture read in chunks from any source (a file, a pipe): each line is handed over with the bytes it
+/// refers to, then forgotten. Memory is the longest line, not the file.
+public struct CaptureStreamReader {
+    /// The longest line read: a day of `record --raw` has lines of a few kB; 64 MiB is damage, not data.
+    public static let longestLine = 64 << 20
+
+    /// Fills the buffer it is given from the source: the count read, 0 at the end, or an error.
+    public typealias Read = (UnsafeMutableRawBufferPointer) throws(CaptureError) -> Int
+
+    private let read: Read
+    private var buffer: [UInt8]
+    private var start = 0
+    private var filled = 0
+    private var atEnd = false
+    private var number = 0
+    public private(set) var parser = CaptureLineParser()
+
+    public init(chunkSize: Int = 1 << 20, read: @escaping Read) {
+        self.read = read
+        buffer = [UInt8](repeating: 0, count: max(chunkSize, 4096))
+    }
+
+    /// The header (reading up to it): an error if the source ends first or its first line is not one.
+    public mutating func header() throws(CaptureError) -> CaptureHeader {
+        while parser.header == nil {
+            guard try step({ _, _ in }) != nil else { break }
+        }
+        return try parser.finish()
+    }
+
+    /// Reads lines until one the format knows comes (handing it to `body` with the buffer its ranges refer
+    /// to) or the source ends: false at the end. Blank and unknown lines are skipped.
+    public mutating func nextLine(
+        _ body: (CaptureContents.Line, UnsafeBufferPointer<UInt8>) throws(CaptureError) -> Void
+    ) throws(CaptureError) -> Bool {
+        while let delivered = try step(body) {
+            if delivered { return true }
+        }
+        return false
+    }
+
+    /// One line of the source: nil at the end, else whether it was a line handed to `body`.
+    private mutating func step(
+        _ body: (CaptureContents.Line, UnsafeBufferPointer<UInt8>) throws(CaptureError) -> Void
+    ) throws(CaptureError) -> Bool? {
+        guard let (range, terminated) = try nextRawLine() else { return nil }
+        number += 1
+        var result: CaptureContents.Line?
+        var failure: CaptureError?
+        buffer.withUnsafeBufferPointer { bytes in
+            do throws(CaptureError) {
+                result = try parser.parse(bytes, range, number: number, terminated: terminated)
+                if let result { try body(result, bytes) }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return result != nil
+    }
+
+    /// The next line's range in `buffer` (its line end excluded), and whether it had one.
+    private mutating func nextRawLine() throws(CaptureError) -> (Range<Int>, Bool)? {
+        var scanned = start
+        while true {
+            if let newline = buffer[scanned..<filled].firstIndex(of: 0x0A) {
+                var end = newline
+                if end > start, buffer[end - 1] == 0x0D { end -= 1 }
+                let range = start..<end
+                start = newline + 1
+                return (range, true)
+            }
+            scanned = filled
+            if atEnd {
+                guard start < filled else { return nil }
+                var end = filled
+                if end > start, buffer[end - 1] == 0x0D { end -= 1 }
+                let range = start..<end
+                start = filled
+                return (range, false)
+            }
+            // Room for more: move the partial line to the front, or grow for a long one.
+            if start > 0 {
+                let kept = filled - start
+                buffer.withUnsafeMutableBytes { raw in
+                    guard let base = raw.baseAddress else { return }
+                    base.copyMemory(from: base + start, byteCount: kept)
+                }
+                scanned -= start
+                filled = kept
+                start = 0
+            }
+            if filled == buffer.count {
+                guard buffer.count < Self.longestLine else {
+                    throw CaptureError(
+                        .malformed, line: number + 1,
+                        "the line is longer than \(Self.longestLine >> 20) MiB with no line end: not a capture line")
+                }
+                buffer += [UInt8](repeating: 0, count: min(buffer.count, Self.longestLine - buffer.count))
+            }
+            var count = 0
+            var failure: CaptureError?
+            let from = filled
+            buffer.withUnsafeMutableBytes { raw in
+                do throws(CaptureError) {
+                    count = try read(UnsafeMutableRawBufferPointer(rebasing: raw[from...]))
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            if count == 0 { atEnd = true } else { filled += count }
+        }
     }
 }

@@ -18,6 +18,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case ioError = 74
     /// EX_CONFIG: a configuration error (a profile, or the config file of `run`).
     case config = 78
+    /// 128 + SIGINT, as a shell reports it: stopped before the result was complete.
+    case interrupted = 130
+    /// 128 + SIGTERM: stopped before the result was complete.
+    case terminated = 143
 
     /// What the code means for any command (`lodestar --help`).
     var summary: String {
@@ -31,6 +35,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .cannotCreate: "the output file exists (without --force) or cannot be created"
         case .ioError: "the output could not be written"
         case .config: "a profile or config file that is not valid"
+        case .interrupted: "stopped by SIGINT (Ctrl-C) before the result was complete; what was cut is said"
+        case .terminated: "stopped by SIGTERM before the result was complete; what was cut is said"
         }
     }
 }

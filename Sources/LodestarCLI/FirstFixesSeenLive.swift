@@ -20,20 +20,41 @@ struct FirstFixesSeenLive {
     let wakes: [Wake]
 
     init(_ contents: CaptureContents) {
-        let started = contents.header.started
-        wakes = contents.lines.compactMap { line in
-            guard case .event(let event) = line.payload, event.kind == PowerEvent.Kind.firstFixAfterWake.rawValue,
+        var collector = Collector(started: contents.header.started)
+        for line in contents.lines {
+            if case .event(let event) = line.payload { collector.add(t: line.t, .event(event)) }
+        }
+        wakes = collector.result.wakes
+    }
+
+    init(wakes: [Wake]) {
+        self.wakes = wakes
+    }
+
+    /// Gathers the wakes from a capture's lines as they are read.
+    struct Collector {
+        let started: UTCTime?
+        private var wakes: [Wake] = []
+
+        init(started: UTCTime?) {
+            self.started = started
+        }
+
+        mutating func add(t: Double, _ annotation: CaptureReplayer.Annotation) {
+            guard case .event(let event) = annotation, event.kind == PowerEvent.Kind.firstFixAfterWake.rawValue,
                 let seconds = event.seconds
-            else { return nil }
+            else { return }
             let time = started.map { started -> UTCTime in
-                let milliseconds = Int64((line.t * 1000).rounded())
+                let milliseconds = Int64((t * 1000).rounded())
                 let nanoseconds = Int64(started.nanoseconds) + milliseconds % 1000 * 1_000_000
                 return UTCTime(
                     seconds: started.seconds + milliseconds / 1000 + nanoseconds / 1_000_000_000,
                     nanoseconds: Int32(nanoseconds % 1_000_000_000))
             }
-            return Wake(t: line.t, time: time, regime: event.regime, seconds: seconds)
+            wakes.append(Wake(t: t, time: time, regime: event.regime, seconds: seconds))
         }
+
+        var result: FirstFixesSeenLive { FirstFixesSeenLive(wakes: wakes) }
     }
 
     var isEmpty: Bool { wakes.isEmpty }

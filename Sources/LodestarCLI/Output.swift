@@ -80,6 +80,13 @@ public struct CommandContext: Sendable {
     func say(_ text: String) {
         _ = standardError.write(text + "\n")
     }
+
+    /// The code of a command whose result a stop cut short: 143 after SIGTERM, else 130 (SIGINT, or a test's
+    /// own stop).
+    var stopCode: ExitCode { TerminationSignals.signalNumber == SIGTERM ? .terminated : .interrupted }
+
+    /// `SIGTERM`, `SIGINT`: what asked to stop, for messages.
+    var stopName: String { TerminationSignals.signalNumber == SIGTERM ? "SIGTERM" : "SIGINT" }
 }
 
 /// SIGINT and SIGTERM end commands cleanly: the handler only sets a flag the read loops look at.
@@ -104,6 +111,9 @@ public enum TerminationSignals {
     }
 
     public static var requested: Bool { received.load(ordering: .relaxed) != 0 }
+
+    /// The signal that asked to stop, 0 if none did.
+    public static var signalNumber: Int32 { received.load(ordering: .relaxed) }
 }
 
 /// SIGHUP asks `lodestar run` to read its config again. Installed by `run` alone: for every other command

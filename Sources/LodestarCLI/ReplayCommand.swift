@@ -67,6 +67,131 @@ enum CaptureInput {
     struct Failure: Error {
         var code: ExitCode
     }
+
+    /// Opens a capture to read line by line (a raw log is imported first, in memory): the header is read,
+    /// the lines are not. Same messages and codes as `load`.
+    static func open(_ path: String, command: String, context: CommandContext) -> Result<CaptureStream, Failure> {
+        let file: ReadableFile
+        do throws(SystemError) {
+            file = try ReadableFile(path: path)
+        } catch {
+            context.say("lodestar \(command): cannot read \(path): \(error.reason)")
+            return .failure(Failure(code: .noInput))
+        }
+        // The first bytes tell a capture (JSON lines) from a raw log; they are read again as the capture's.
+        var prefix: [UInt8] = []
+        var firstByte: UInt8?
+        do throws(SystemError) {
+            while firstByte == nil {
+                let chunk = try file.read(upTo: 64 << 10)
+                if chunk.isEmpty { break }
+                prefix += chunk
+                firstByte = chunk.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
+                if context.shouldStop() { break }
+            }
+        } catch {
+            context.say("lodestar \(command): cannot read \(path): \(error.reason)")
+            return .failure(Failure(code: .noInput))
+        }
+        guard let firstByte else {
+            context.say("lodestar \(command): \(path) is empty: it has no capture header and no receiver data")
+            return .failure(Failure(code: .dataError))
+        }
+        let stream: CaptureStream
+        if firstByte == UInt8(ascii: "{") {
+            stream = CaptureStream(path: path, prefix: prefix, file: file)
+        } else {
+            var raw = prefix
+            do throws(SystemError) {
+                while !context.shouldStop() {
+                    let chunk = try file.read(upTo: 1 << 20)
+                    if chunk.isEmpty { break }
+                    raw += chunk
+                }
+            } catch {
+                context.say("lodestar \(command): cannot read \(path): \(error.reason)")
+                return .failure(Failure(code: .noInput))
+            }
+            file.close()
+            if context.shouldStop() { return .failure(Failure(code: context.stopCode)) }
+            switch importRaw(path, raw: raw, command: command, context: context) {
+            case .success(let imported): stream = CaptureStream(path: path, prefix: imported, file: nil)
+            case .failure(let failure): return .failure(failure)
+            }
+        }
+        if let code = stream.readHeader(command: command, context: context) { return .failure(Failure(code: code)) }
+        return .success(stream)
+    }
+}
+
+/// A capture read one line at a time from its file (docs/capture-format.md), with `FILE:LINE` messages:
+/// a day-long capture is replayed, simulated and evaluated in the memory of one chunk.
+final class CaptureStream {
+    let path: String
+    private var reader: CaptureStreamReader
+    private(set) var header = CaptureHeader()
+    /// The `t` of the last line read.
+    private(set) var lastT = 0.0
+
+    init(path: String, prefix: [UInt8], file: ReadableFile?) {
+        self.path = path
+        var pending = prefix[...]
+        reader = CaptureStreamReader { buffer throws(CaptureError) -> Int in
+            if !pending.isEmpty {
+                let count = min(buffer.count, pending.count)
+                pending.prefix(count).withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                pending = pending.dropFirst(count)
+                return count
+            }
+            guard let file else { return 0 }
+            do throws(SystemError) {
+                return try file.read(into: buffer)
+            } catch {
+                throw CaptureError(.unreadable, line: nil, "cannot read: \(error.reason)")
+            }
+        }
+    }
+
+    /// Nil when the header was read, else the exit code after saying why.
+    fileprivate func readHeader(command: String, context: CommandContext) -> ExitCode? {
+        do throws(CaptureError) {
+            header = try reader.header()
+            return nil
+        } catch {
+            return report(error, command: command, context: context)
+        }
+    }
+
+    /// Hands each line to `body` (with the buffer its ranges refer to) until the end, `body` returning false,
+    /// or a stop: nil then, else the exit code after saying what is wrong where. Warnings (a torn final line)
+    /// are said at the end.
+    func forEachLine(
+        command: String, context: CommandContext,
+        _ body: (CaptureContents.Line, UnsafeBufferPointer<UInt8>) -> Bool
+    ) -> ExitCode? {
+        var going = true
+        do throws(CaptureError) {
+            while going, !context.shouldStop() {
+                let more = try reader.nextLine { line, bytes in
+                    lastT = line.t
+                    going = body(line, bytes)
+                }
+                if !more { break }
+            }
+        } catch {
+            return report(error, command: command, context: context)
+        }
+        for warning in reader.parser.warnings {
+            context.say("lodestar \(command): warning: \(path):\(warning.line ?? 0): \(warning.message)")
+        }
+        return nil
+    }
+
+    private func report(_ error: CaptureError, command: String, context: CommandContext) -> ExitCode {
+        let location = error.line.map { "\(path):\($0)" } ?? path
+        context.say("lodestar \(command): \(location): \(error.message)")
+        return error.kind == .unreadable ? .noInput : .dataError
+    }
 }
 
 /// `lodestar replay`: a capture (or raw log) back through the pipeline, as `watch` would have printed it.
@@ -121,9 +246,10 @@ enum ReplayCommand {
                 requires: "profile"),
             .flag("json", help: "print the evaluation as one JSON object with every figure", requires: "evaluate"),
             .value(
-                "report", "file.html",
+                "report", "file",
                 help: "also write the evaluation as one self-contained HTML file (map, timeline, figures)",
                 requires: "evaluate"),
+            .flag("force", help: "replace the --report file if it exists", requires: "report"),
         ],
         exitStatuses: [
             ExitStatusDeclaration(
@@ -134,8 +260,11 @@ enum ReplayCommand {
                 "the file is not a usable capture or log (FILE:LINE: what is wrong; empty; no fix; unknown version)"),
             ExitStatusDeclaration(.noInput, "the file or the profile file cannot be read, or no profile has that name"),
             ExitStatusDeclaration(.unavailable, "gpsd or gpsdecode unavailable"),
+            ExitStatusDeclaration(.cannotCreate, "the --report file exists (without --force)"),
             ExitStatusDeclaration(.ioError, "the output or the --report file could not be written"),
             .profileNotValid,
+            ExitStatusDeclaration(.interrupted, "SIGINT before an evaluation was complete: nothing printed"),
+            ExitStatusDeclaration(.terminated, "SIGTERM before an evaluation was complete: nothing printed"),
         ],
         body: run(_:context:))
 
@@ -161,43 +290,87 @@ enum ReplayCommand {
             guard profile != nil else { throw UsageError(message: "--connection needs --profile") }
             profile?.receiver.connection = connection
         }
-        let contents: CaptureContents
-        switch CaptureInput.load(path, command: "replay", context: context) {
-        case .success(let loaded): contents = loaded
+        if evaluate {
+            // The evaluation is one table (or JSON object) for the whole capture, computed as fast as it can be.
+            for (option, why) in [
+                ("count", "it judges the whole capture"), ("format", "use --json for machine-readable figures"),
+                ("speed", "it is computed as fast as possible"),
+            ] where parsed.values[option] != nil {
+                throw UsageError(message: "--\(option) does not apply to --evaluate: \(why)")
+            }
+        }
+        if throughGPSD {
+            let contents: CaptureContents
+            switch CaptureInput.load(path, command: "replay", context: context) {
+            case .success(let loaded): contents = loaded
+            case .failure(let failure): return failure.code
+            }
+            var emitter = LocationEmitter(
+                format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
+                announcesStream: false)
+            emitter.open()
+            let fixes: Int
+            switch replayThroughGPSD(contents, path: path, speed: speed, emitter: &emitter, context: context) {
+            case .success(let count): fixes = count
+            case .failure(let failure): return failure.code
+            }
+            listFirstFixesSeenLive(FirstFixesSeenLive(contents), emitter: &emitter, context: context)
+            emitter.close()
+            if emitter.outcome != .success { return emitter.outcome }
+            if fixes == 0, !context.shouldStop() {
+                context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
+                return .dataError
+            }
+            return .success
+        }
+        if let reportPath, !parsed.flags.contains("force"), access(reportPath, F_OK) == 0 {
+            context.say("lodestar replay: \(reportPath) exists; use --force to replace it")
+            return .cannotCreate
+        }
+        let stream: CaptureStream
+        switch CaptureInput.open(path, command: "replay", context: context) {
+        case .success(let opened): stream = opened
         case .failure(let failure): return failure.code
         }
         if let profile, evaluate {
             return evaluateProfile(
-                contents, path: path, profile: profile, json: evaluationJSON, reportPath: reportPath, context: context)
+                stream, profile: profile, json: evaluationJSON, reportPath: reportPath, context: context)
         }
         if let profile {
-            return simulate(contents, path: path, profile: profile, format: format, count: count, context: context)
+            return simulate(stream, profile: profile, format: format, count: count, speed: speed, context: context)
         }
         var emitter = LocationEmitter(
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
             announcesStream: false)
         emitter.open()
-        let fixes: Int
-        if throughGPSD {
-            switch replayThroughGPSD(contents, path: path, speed: speed, emitter: &emitter, context: context) {
-            case .success(let count): fixes = count
-            case .failure(let failure): return failure.code
-            }
-        } else {
-            var fixCount = 0
-            let pacer = Pacer(speed: speed, origin: contents.lines.first?.t ?? 0)
-            CaptureReplayer(contents).run(
-                beforeLine: { t in
-                    if emitter.finished || context.shouldStop() { return false }
-                    return pacer.wait(until: t, shouldStop: context.shouldStop)
-                },
+        var fixes = 0
+        var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
+        var pacer: Pacer?
+        let replayer = CaptureReplayer()
+        let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
+            let clock = pacer ?? Pacer(speed: speed, origin: line.t)
+            pacer = clock
+            if emitter.finished || !clock.wait(until: line.t, shouldStop: context.shouldStop) { return false }
+            replayer.feed(
+                line, bytes: bytes,
                 onEvent: { _, event in
-                    if case .fix(let fix) = event, fix.hasPosition { fixCount += 1 }
+                    if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
                     emitter.handle(event)
-                })
-            fixes = fixCount
+                },
+                onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
+            return true
         }
-        listFirstFixesSeenLive(contents, emitter: &emitter, context: context)
+        if let failure {
+            emitter.close()
+            return failure
+        }
+        if !context.shouldStop() {
+            replayer.finish { _, event in
+                if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
+                emitter.handle(event)
+            }
+        }
+        listFirstFixesSeenLive(seenLive.result, emitter: &emitter, context: context)
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
         if fixes == 0, !context.shouldStop() {
@@ -208,19 +381,26 @@ enum ReplayCommand {
     }
 
     /// The policy of `profile` on the capture, with the receiver simulated; its locations, regimes and events
-    /// printed in time order.
+    /// printed in time order, paced by `speed` when given.
     private static func simulate(
-        _ contents: CaptureContents, path: String, profile: Profile, format: LocationFormat, count: Int?,
+        _ stream: CaptureStream, profile: Profile, format: LocationFormat, count: Int?, speed: Double?,
         context: CommandContext
     ) -> ExitCode {
         var emitter = LocationEmitter(
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
             announcesStream: false)
+        context.say(
+            "lodestar replay: profile \(profile.name) on a simulated receiver (\(profile.receiver.name) model, "
+                + "\(profile.receiver.connection.rawValue)): no real receiver is powered")
         emitter.open()
-        let summary = ReceiverSimulation(setup: profile.simulationSetup).run(contents) { output in
+        let run = SimulationRun(setup: profile.simulationSetup)
+        let replayer = CaptureReplayer()
+        var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
+        var pacer: Pacer?
+        func show(_ output: SimulationOutput) {
             switch output {
             case .locations(_, let locations):
-                for location in locations { emitter.print(location) }
+                for location in locations where !emitter.finished { emitter.print(location) }
             case .regime(let t, let regime, let reason):
                 if !regime.producesFixes { emitter.breakSegment() }
                 emitter.printAnnotation(SimulationLine.regime(t: t, regime, reason: reason, format: format))
@@ -228,34 +408,81 @@ enum ReplayCommand {
                 emitter.printAnnotation(SimulationLine.event(t: t, kind, detail: detail, format: format))
             }
         }
-        listFirstFixesSeenLive(contents, emitter: &emitter, context: context)
+        let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
+            let clock = pacer ?? Pacer(speed: speed, origin: line.t)
+            pacer = clock
+            if emitter.finished || !clock.wait(until: line.t, shouldStop: context.shouldStop) { return false }
+            replayer.feed(
+                line, bytes: bytes,
+                onEvent: { t, event in
+                    for input in TruthInput.inputs(for: event, assembler: &run.assembler) {
+                        run.feed(t: t, input, onOutput: show)
+                    }
+                },
+                onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
+            return true
+        }
+        if let failure {
+            emitter.close()
+            return failure
+        }
+        let cut = emitter.finished || context.shouldStop()
+        if !cut {
+            replayer.finish { t, event in
+                for input in TruthInput.inputs(for: event, assembler: &run.assembler) { run.feed(t: t, input, onOutput: show) }
+            }
+        }
+        let summary = run.finish(onOutput: emitter.finished ? { _ in } : show)
+        listFirstFixesSeenLive(seenLive.result, emitter: &emitter, context: context)
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
-        if summary.trueFixes == 0 {
-            context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
+        if summary.trueFixes == 0, !cut {
+            context.say("lodestar replay: \(stream.path) has no position fix to replay (the receiver never had one)")
             return .dataError
         }
         let down = TextLine.fixed(summary.downShare * 100, decimals: 1, width: 1)
+        let until =
+            emitter.finished
+            ? " (stopped by --count at t=\(TextLine.fixed(summary.lastT, decimals: 1, width: 1)) s)"
+            : context.shouldStop() ? " (stopped by \(context.stopName) at t=\(TextLine.fixed(summary.lastT, decimals: 1, width: 1)) s)" : ""
         context.say(
             "lodestar replay: profile \(profile.name): receiver down \(down) % of "
-                + "\(TextLine.fixed(summary.duration, decimals: 0, width: 1)) s; \(summary.deliveredLocations) "
-                + "locations delivered of \(summary.trueFixes) fixes (\(summary.producedFixes) produced while up)")
+                + "\(TextLine.fixed(summary.duration, decimals: 0, width: 1)) s; \(emitter.printed) "
+                + "locations delivered of \(summary.trueFixes) fixes (\(summary.producedFixes) produced while up)\(until)")
         return .success
     }
 
     /// `--evaluate`: the figures of the profile, the baselines and the oracle.
     private static func evaluateProfile(
-        _ contents: CaptureContents, path: String, profile: Profile, json: Bool, reportPath: String?,
-        context: CommandContext
+        _ stream: CaptureStream, profile: Profile, json: Bool, reportPath: String?, context: CommandContext
     ) -> ExitCode {
-        let evaluation = Evaluator(setup: profile.simulationSetup, bound: profile.stalenessBound, name: profile.name)
-            .evaluate(contents)
+        let path = stream.path
+        let run = EvaluationRun(
+            Evaluator(setup: profile.simulationSetup, bound: profile.stalenessBound, name: profile.name),
+            keepsDetail: reportPath != nil)
+        let replayer = CaptureReplayer()
+        var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
+        let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
+            replayer.feed(
+                line, bytes: bytes, onEvent: { t, event in run.feed(t: t, event: event) },
+                onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
+            return true
+        }
+        if let failure { return failure }
+        if context.shouldStop() {
+            context.say(
+                "lodestar replay: stopped by \(context.stopName) at t=\(TextLine.fixed(stream.lastT, decimals: 1, width: 1)) s "
+                    + "of \(path): the evaluation is cut, nothing printed" + (reportPath.map { ", \($0) not written" } ?? ""))
+            return context.stopCode
+        }
+        replayer.finish { t, event in run.feed(t: t, event: event) }
+        let evaluation = run.finish()
         guard evaluation.trueFixes > 0 else {
             context.say("lodestar replay: \(path) has no position fix to evaluate (the receiver never had one)")
             return .dataError
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        let seenLive = FirstFixesSeenLive(contents)
+        let seen = seenLive.result
         if let reportPath {
             let html = EvaluationReport.html(evaluation, capture: name, profile: profile.name)
             do throws(SystemError) {
@@ -269,8 +496,8 @@ enum ReplayCommand {
         }
         let text =
             json
-            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seenLive)
-            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seenLive)
+            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seen)
+            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seen)
         switch context.standardOutput.write(text) {
         case .written, .readerGone: return .success
         case .failed(let code):
@@ -282,9 +509,8 @@ enum ReplayCommand {
     /// The capture's times to first fix seen live, after the locations: `#` lines in text; in the formats
     /// whose output is a document or machine-read lines, the title line on stderr. Nothing without any.
     private static func listFirstFixesSeenLive(
-        _ contents: CaptureContents, emitter: inout LocationEmitter, context: CommandContext
+        _ seenLive: FirstFixesSeenLive, emitter: inout LocationEmitter, context: CommandContext
     ) {
-        let seenLive = FirstFixesSeenLive(contents)
         guard !seenLive.isEmpty else { return }
         if emitter.format == .text {
             emitter.printAnnotation(seenLive.textLines(prefix: "# ").map { $0 + "\n" }.joined())

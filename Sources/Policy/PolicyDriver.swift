@@ -52,6 +52,18 @@ public struct PolicyDriver: Sendable {
         }
     }
 
+    /// Fires every timer due at or before `now` once, at `now`, as a machine that was suspended does on
+    /// resuming: what the policy schedules in reply fires later, so the cost is one step per timer, however
+    /// long the suspension (a simulation jumping over a hole in a capture, docs/contract.md §9).
+    public mutating func resume(at now: Instant, perform: (_ step: Step, _ policy: Policy) -> Void) {
+        var fired: Set<TimerID> = []
+        while !isShutDown, let next = timers.next, next.at <= now, !fired.contains(next.id) {
+            _ = timers.popDue(through: now)
+            fired.insert(next.id)
+            step(.timerFired(next.id), at: now, perform: perform)
+        }
+    }
+
     /// `handle(_:at:perform:)` for an owner that looks at the steps afterwards.
     @discardableResult
     public mutating func handle(_ event: PolicyEvent, at now: Instant) -> [Step] {

@@ -1,3 +1,4 @@
+import GPSD
 import Capture
 import GPSModel
 import Policy
@@ -42,6 +43,19 @@ public struct TrueTrack: Sendable {
         })
         self.points = points
         receiverChanges = changes
+    }
+
+    /// The track as the inputs of a simulated replay, in the stream's order.
+    public func forEachInput(_ body: (Double, TruthInput) -> Void) {
+        var changes = receiverChanges[...]
+        for (index, point) in points.enumerated() {
+            while let change = changes.first, change.afterPoints <= index {
+                body(change.t, change.lostReason.map(TruthInput.lost) ?? .back)
+                changes = changes.dropFirst()
+            }
+            body(point.t, .fix(point.location))
+        }
+        for change in changes { body(change.t, change.lostReason.map(TruthInput.lost) ?? .back) }
     }
 
     public var first: Double { points.first?.t ?? 0 }
@@ -324,88 +338,23 @@ public struct Evaluator: Sendable {
     }
 
     public func evaluate(_ contents: CaptureContents) -> Evaluation {
-        evaluate(TrueTrack(contents))
+        let run = EvaluationRun(self, keepsDetail: true)
+        CaptureReplayer(contents).run(onEvent: { t, event in run.feed(t: t, event: event) })
+        return run.finish()
     }
 
     public func evaluate(_ truth: TrueTrack) -> Evaluation {
-        var deliveries: [(t: Double, location: Location)] = []
-        var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
-        let summary = ReceiverSimulation(setup: setup).run(truth) { output in
-            switch output {
-            case .locations(let t, let locations): for location in locations { deliveries.append((t, location)) }
-            case .event(let t, let kind, let detail):
-                events.append((t, kind, detail))
-                // What the application is handed besides updates: a significant change, a request's answer.
-                switch kind {
-                case .significantChange(let location), .requestCompleted(_, let location): deliveries.append((t, location))
-                default: break
-                }
-            case .regime: break
-            }
-        }
-        let model = setup.receiver
-        let alwaysOnEnergy = model.current.tracking * truth.duration / 3600
-        let stopped = EvaluationMath.stoppedStretches(truth)
-        func figures(
-            _ name: String, timeline: [ReceiverInterval], deliveries: [(t: Double, location: Location)]
-        ) -> (RunFigures, [Double?]) {
-            let energy = EvaluationMath.energy(timeline, model: model)
-            let whileStopped = EvaluationMath.energyWhileStopped(timeline, model: model, stopped: stopped)
-            let (staleness, without, perFix) = EvaluationMath.staleness(truth: truth, deliveries: deliveries, bound: bound)
-            return (
-                RunFigures(
-                    name: name, energy: energy, energyPercent: alwaysOnEnergy > 0 ? energy / alwaysOnEnergy * 100 : 0,
-                    energyWhileStopped: whileStopped,
-                    staleness: staleness, secondsWithoutLocation: without, delivered: deliveries.count,
-                    downSeconds: timeline.downSeconds, wakes: timeline.wakes),
-                perFix
-            )
-        }
-
-        let (policy, perFix) = figures("profile:" + name, timeline: summary.timeline, deliveries: deliveries)
-        let alwaysOn = figures(
-            "always-on",
-            timeline: truth.points.isEmpty ? [] : [ReceiverInterval(start: truth.first, end: truth.last, state: .tracking)],
-            deliveries: truth.points
-        ).0
-        var interval: (seconds: Double, figures: RunFigures)?
-        // Staleness does not grow strictly with N (a sleep can end just as a stop does): try them all.
-        for seconds in Self.intervals {
-            let run = Baselines.interval(truth, every: seconds, model: model)
-            let result = figures("interval:\(Int(seconds))", timeline: run.timeline, deliveries: run.deliveries).0
-            if result.staleness.p95 <= bound { interval = (seconds, result) }
-        }
-        let stop = Baselines.stopTimeout(
-            truth, radius: Self.stopTimeoutRadius, timeout: Self.stopTimeout, probe: Self.stopTimeoutProbe, model: model)
-        let stopFigures = figures("stop-timeout", timeline: stop.timeline, deliveries: stop.deliveries).0
-        let oracleRun = Baselines.oracle(truth, bound: bound, model: model)
-        let oracle = figures("oracle", timeline: oracleRun.timeline, deliveries: oracleRun.deliveries).0
-
-        // Batching profiles hold locations: their track, not their staleness, says how good it is.
-        let trackError =
-            setup.deferral == nil
-            ? nil
-            : EvaluationMath.trackError(truth: truth, delivered: deliveries.map(\.location)).map {
-                Evaluation.TrackError(p50: $0.p50, p95: $0.p95, max: $0.max)
-            }
-
-        return Evaluation(
-            trueFixes: truth.points.count, duration: truth.duration, bound: bound, receiver: model, policy: policy,
-            trackError: trackError, pauses: Self.pauses(events: events, truth: truth, setup: setup),
-            failedAcquisitions: events.count { $0.kind == .acquisitionFailed }, alwaysOn: alwaysOn,
-            interval: interval, stopTimeout: stopFigures, oracle: oracle,
-            ratioToOracle: oracle.energy > 0 ? policy.energy / oracle.energy : (policy.energy > 0 ? .infinity : 1),
-            truth: truth, timeline: summary.timeline, deliveries: deliveries, events: events, stalenessPerFix: perFix)
+        let run = EvaluationRun(self, keepsDetail: true)
+        truth.forEachInput { t, input in run.feed(t: t, input) }
+        return run.finish()
     }
 
     /// Each pause with its resume, matched to the true stop it falls in (stops as long as the activity's
     /// window, within its radius).
     static func pauses(
-        events: [(t: Double, kind: PolicyEventKind, detail: String)], truth: TrueTrack, setup: SimulationSetup
+        events: [(t: Double, kind: PolicyEventKind, detail: String)],
+        stops: [(start: Double, end: Double, departure: Double?)]
     ) -> [Evaluation.PauseFigures] {
-        let activity = setup.updates?.activityType ?? .other
-        let rule = setup.policy.stationary[activity]
-        let stops = truth.stops(minimum: min(rule.window ?? 120, 120), radius: rule.radius / 2)
         var result: [Evaluation.PauseFigures] = []
         for (index, event) in events.enumerated() where event.kind.name == "paused" {
             let resumed = events[(index + 1)...].first { $0.kind == .resumed }?.t
@@ -419,5 +368,590 @@ public struct Evaluator: Sendable {
                     }))
         }
         return result
+    }
+
+    /// The stops `pauses` matches against, for a setup.
+    static func stopRule(_ setup: SimulationSetup) -> (minimum: Double, radius: Double) {
+        let activity = setup.updates?.activityType ?? .other
+        let rule = setup.policy.stationary[activity]
+        return (min(rule.window ?? 120, 120), rule.radius / 2)
+    }
+}
+
+/// An evaluation fed one input at a time (docs/contract.md §11), every run at once: the profile's simulated
+/// run, always-on, each interval, stop-timeout and the oracle see each true fix as it comes and are charged
+/// and judged on the spot. Its memory does not grow with the capture's length: staleness goes into
+/// histograms (percentiles to 0.1 %), energy into running sums. Only `keepsDetail` (the HTML report, which
+/// draws every fix) and batching profiles (whose track error needs the whole track) keep the fixes.
+public final class EvaluationRun {
+    public let evaluator: Evaluator
+    public let keepsDetail: Bool
+    private var setup: SimulationSetup { evaluator.setup }
+    private let model: ReceiverModel
+    private let policyRun: SimulationRun
+    private var policyMeter: RunMeter
+    private var alwaysOnMeter: RunMeter
+    private var intervalRuns: [IntervalBaseline]
+    private var stopTimeoutRun: StopTimeoutBaseline
+    private var oracleRun: OracleBaseline
+    private var stopFinder: StopFinder
+    private var assembler = LocationAssembler(origin: .replay)
+    private var previous: (t: Double, location: Location)?
+    private var first: Double?
+    private var last = 0.0
+    private var trueFixes = 0
+    private var stretches = StoppedStretches()
+
+    private var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
+    // Kept only with `keepsDetail`, or for a batching profile's track error.
+    private var points: [(t: Double, location: Location)] = []
+    private var changes: [TrueTrack.ReceiverChange] = []
+    private var deliveries: [(t: Double, location: Location)] = []
+    private var timeline: [ReceiverInterval] = []
+    private var perFix: [Double?] = []
+    private let keepsTrack: Bool
+
+    public init(_ evaluator: Evaluator, keepsDetail: Bool) {
+        self.evaluator = evaluator
+        self.keepsDetail = keepsDetail
+        model = evaluator.setup.receiver
+        keepsTrack = keepsDetail || evaluator.setup.deferral != nil
+        policyRun = SimulationRun(setup: evaluator.setup)
+        policyMeter = RunMeter(model: model, bound: evaluator.bound)
+        alwaysOnMeter = RunMeter(model: model, bound: evaluator.bound)
+        let receiverModel = evaluator.setup.receiver
+        intervalRuns = Evaluator.intervals.map {
+            IntervalBaseline(every: $0, model: receiverModel, bound: evaluator.bound)
+        }
+        stopTimeoutRun = StopTimeoutBaseline(
+            radius: Evaluator.stopTimeoutRadius, timeout: Evaluator.stopTimeout, probe: Evaluator.stopTimeoutProbe,
+            model: model, bound: evaluator.bound)
+        oracleRun = OracleBaseline(model: model, bound: evaluator.bound)
+        let rule = Evaluator.stopRule(evaluator.setup)
+        stopFinder = StopFinder(minimum: rule.minimum, radius: rule.radius)
+    }
+
+    /// One event of the replayed capture, at `t`.
+    public func feed(t: Double, event: LiveEvent) {
+        for input in TruthInput.inputs(for: event, assembler: &assembler) { feed(t: t, input) }
+    }
+
+    public func feed(t: Double, _ input: TruthInput) {
+        policyRun.feed(t: t, input) { output in take(output) }
+        switch input {
+        case .fix(let location): truth(t: t, location)
+        case .lost(let reason):
+            if keepsTrack { changes.append(.init(t: t, afterPoints: points.count, lostReason: reason)) }
+        case .back:
+            if keepsTrack { changes.append(.init(t: t, afterPoints: points.count, lostReason: nil)) }
+        }
+    }
+
+    private func take(_ output: SimulationOutput) {
+        switch output {
+        case .locations(let t, let locations):
+            for location in locations { deliver(location, at: t) }
+        case .event(let t, let kind, let detail):
+            events.append((t, kind, detail))
+            // What the application is handed besides updates: a significant change, a request's answer.
+            switch kind {
+            case .significantChange(let location), .requestCompleted(_, let location): deliver(location, at: t)
+            default: break
+            }
+        case .regime: break
+        }
+    }
+
+    private func deliver(_ location: Location, at t: Double) {
+        policyMeter.delivered(location, at: t)
+        if keepsTrack { deliveries.append((t, location)) }
+    }
+
+    /// A true fix: every run sees it, then each is charged for the stretch since the previous one and judged
+    /// at it.
+    private func truth(t: Double, _ location: Location) {
+        trueFixes += 1
+        if first == nil { first = t }
+        last = t
+        let point = (t: t, location: location)
+        var stopped = false
+        if let previous, t > previous.t {
+            let speed = Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
+            stopped = speed < EvaluationMath.stoppedSpeed
+        }
+        if let previous { stretches.add(from: previous.t, to: t, stopped: stopped) }
+
+        let taken = policyRun.takeTimeline(until: t)
+        policyMeter.charge(taken, stopped: stopped)
+        if keepsDetail { timeline += taken }
+        let staleness = policyMeter.judge(location, at: t)
+        if keepsDetail { perFix.append(staleness) }
+
+        alwaysOnMeter.delivered(location, at: t)
+        if let previous {
+            // A hole in the capture (docs/contract.md §9): each run pays its first hour as it would, then off;
+            // the baselines start afresh after it.
+            let holeStart = previous.t + SimulationRun.holeThreshold
+            if t > holeStart {
+                alwaysOnMeter.charge(
+                    [
+                        ReceiverInterval(start: previous.t, end: holeStart, state: .tracking),
+                        ReceiverInterval(start: holeStart, end: t, state: .off),
+                    ], stopped: stopped)
+                for index in intervalRuns.indices { intervalRuns[index].hole(from: holeStart, to: t) }
+                stopTimeoutRun.hole(from: holeStart, to: t)
+            } else {
+                alwaysOnMeter.charge([ReceiverInterval(start: previous.t, end: t, state: .tracking)], stopped: stopped)
+            }
+        }
+        _ = alwaysOnMeter.judge(location, at: t)
+
+        for index in intervalRuns.indices { intervalRuns[index].feed(point, stopped: stopped) }
+        stopTimeoutRun.feed(point, stopped: stopped)
+        oracleRun.feed(point, stretches: stretches)
+        stretches.forget(before: oracleRun.settledUntil)
+        stopFinder.feed(point)
+        if keepsTrack { points.append(point) }
+        previous = point
+    }
+
+    public func finish() -> Evaluation {
+        let summary = policyRun.finish { output in take(output) }
+        let end = summary.lastT
+        let tail = policyRun.takeTimeline(until: end)
+        policyMeter.charge(tail, stopped: false)
+        if keepsDetail { timeline += tail }
+        let firstT = first ?? 0
+        let duration = last - firstT
+        // Always-on is the reference: 100 %, holes included.
+        let alwaysOnEnergy = alwaysOnMeter.energy
+        func figures(_ name: String, _ meter: RunMeter) -> RunFigures {
+            meter.figures(name: name, alwaysOnEnergy: alwaysOnEnergy, trueFixes: trueFixes, first: firstT, last: last)
+        }
+        let policy = figures("profile:" + evaluator.name, policyMeter)
+        let alwaysOn = figures("always-on", alwaysOnMeter)
+        var interval: (seconds: Double, figures: RunFigures)?
+        // Staleness does not grow strictly with N (a sleep can end just as a stop does): try them all.
+        for index in intervalRuns.indices {
+            intervalRuns[index].finish(at: last)
+            let run = intervalRuns[index]
+            let result = figures("interval:\(Int(run.every))", run.meter)
+            if result.staleness.p95 <= evaluator.bound { interval = (run.every, result) }
+        }
+        stopTimeoutRun.finish(at: last)
+        let stopFigures = figures("stop-timeout", stopTimeoutRun.meter)
+        oracleRun.finish(at: last, stretches: stretches)
+        let oracle = figures("oracle", oracleRun.meter)
+        let truth = TrueTrack(points: keepsTrack ? points : [], receiverChanges: keepsTrack ? changes : [])
+
+        // Batching profiles hold locations: their track, not their staleness, says how good it is.
+        let trackError =
+            setup.deferral == nil
+            ? nil
+            : EvaluationMath.trackError(truth: truth, delivered: deliveries.map(\.location)).map {
+                Evaluation.TrackError(p50: $0.p50, p95: $0.p95, max: $0.max)
+            }
+        return Evaluation(
+            trueFixes: trueFixes, duration: duration, bound: evaluator.bound, receiver: model, policy: policy,
+            trackError: trackError, pauses: Evaluator.pauses(events: events, stops: stopFinder.finish()),
+            failedAcquisitions: events.count { $0.kind == .acquisitionFailed }, alwaysOn: alwaysOn,
+            interval: interval, stopTimeout: stopFigures, oracle: oracle,
+            ratioToOracle: oracle.energy > 0 ? policy.energy / oracle.energy : (policy.energy > 0 ? .infinity : 1),
+            truth: keepsDetail ? truth : TrueTrack(points: []), timeline: keepsDetail ? timeline : summary.timeline,
+            deliveries: keepsDetail ? deliveries : [], events: events, stalenessPerFix: keepsDetail ? perFix : [])
+    }
+}
+
+/// Staleness percentiles in constant memory: counts in logarithmic bins 0.1 % wide from 1 cm (below it, a
+/// bin of its own), so a percentile is within 0.1 % of the exact one; the maximum is exact.
+struct StalenessHistogram: Sendable {
+    private static let smallest = 0.01
+    private static let ratio = 1.001
+    private static let logRatio = log(ratio)
+    private var counts: [UInt32] = []
+    private var belowSmallest = 0
+    private(set) var count = 0
+    private(set) var maximum = 0.0
+
+    mutating func add(_ value: Double) {
+        count += 1
+        maximum = Swift.max(maximum, value)
+        guard value >= Self.smallest, value.isFinite else {
+            if value.isFinite { belowSmallest += 1 } else { append(bin: Self.bin(for: 4e7)) }
+            return
+        }
+        append(bin: Self.bin(for: value))
+    }
+
+    private mutating func append(bin: Int) {
+        if bin >= counts.count { counts += [UInt32](repeating: 0, count: bin + 1 - counts.count) }
+        counts[bin] += 1
+    }
+
+    private static func bin(for value: Double) -> Int {
+        // Beyond half the Earth's circumference nothing is farther: one last bin.
+        Int(log(Swift.min(value, 4e7) / smallest) / logRatio)
+    }
+
+    /// The nearest-rank percentile: the middle of the bin it falls in, never above the maximum.
+    func percentile(_ fraction: Double) -> Double {
+        guard count > 0 else { return 0 }
+        let rank = Swift.min(Swift.max(Int((fraction * Double(count)).rounded(.up)), 1), count)
+        if rank == count { return maximum }
+        var seen = belowSmallest
+        if seen >= rank { return 0 }
+        for (bin, binCount) in counts.enumerated() {
+            seen += Int(binCount)
+            if seen >= rank {
+                return Swift.min(Self.smallest * exp((Double(bin) + 0.5) * Self.logRatio), maximum)
+            }
+        }
+        return maximum
+    }
+}
+
+/// One run's figures as they accumulate: charge from its timeline, staleness at each true fix.
+struct RunMeter: Sendable {
+    let model: ReceiverModel
+    let bound: Double
+    private(set) var energy = 0.0
+    private(set) var energyWhileStopped = 0.0
+    private(set) var downSeconds = 0.0
+    private(set) var wakes = 0
+    private var lastWasDown: Bool?
+    private var lastDelivered: Location?
+    private var lastDeliveredAt = 0.0
+    private(set) var deliveredCount = 0
+    private var firstLocationAt: Double?
+    private var histogram = StalenessHistogram()
+    private var overBound = 0
+    private var withoutLocation = 0
+
+    init(model: ReceiverModel, bound: Double) {
+        self.model = model
+        self.bound = bound
+    }
+
+    mutating func delivered(_ location: Location, at t: Double) {
+        lastDelivered = location
+        lastDeliveredAt = t
+        deliveredCount += 1
+    }
+
+    /// Staleness at a true fix: metres from it to the last location delivered, nil before the first.
+    mutating func judge(_ truth: Location, at t: Double) -> Double? {
+        guard let lastDelivered else {
+            withoutLocation += 1
+            return nil
+        }
+        if firstLocationAt == nil { firstLocationAt = lastDeliveredAt }
+        let distance = Geodesy.distance(from: lastDelivered, to: truth)
+        histogram.add(distance)
+        if distance > bound { overBound += 1 }
+        return distance
+    }
+
+    /// Charges stretches of the run's timeline, in order; `stopped` when they lie where the truth stood still.
+    mutating func charge(_ intervals: [ReceiverInterval], stopped: Bool) {
+        guard !intervals.isEmpty else { return }
+        let charge = EvaluationMath.energy(intervals, model: model)
+        energy += charge
+        if stopped { energyWhileStopped += charge }
+        for interval in intervals {
+            let isDown = interval.state.isDown
+            if isDown { downSeconds += interval.end - interval.start }
+            if lastWasDown == true, !isDown { wakes += 1 }
+            lastWasDown = isDown
+        }
+    }
+
+    mutating func chargeWhileStopped(_ charge: Double) {
+        energyWhileStopped += charge
+    }
+
+    func figures(name: String, alwaysOnEnergy: Double, trueFixes: Int, first: Double, last: Double) -> RunFigures {
+        RunFigures(
+            name: name, energy: energy, energyPercent: alwaysOnEnergy > 0 ? energy / alwaysOnEnergy * 100 : 0,
+            energyWhileStopped: energyWhileStopped,
+            staleness: RunFigures.Staleness(
+                p50: histogram.percentile(0.5), p95: histogram.percentile(0.95), max: histogram.maximum,
+                // A true fix with no location yet counts as over the bound.
+                overBound: overBound + withoutLocation),
+            secondsWithoutLocation: (firstLocationAt ?? last) - first, delivered: deliveredCount,
+            downSeconds: downSeconds, wakes: wakes)
+    }
+}
+
+/// The stretches between true fixes where the truth stood still, joined when they touch, kept only as far
+/// back as a run that charges late (the oracle) still needs.
+struct StoppedStretches: Sendable {
+    private(set) var list: [(start: Double, end: Double)] = []
+
+    mutating func add(from start: Double, to end: Double, stopped: Bool) {
+        guard stopped, end > start else { return }
+        if let last = list.last, last.end == start {
+            list[list.count - 1].end = end
+        } else {
+            list.append((start, end))
+        }
+    }
+
+    mutating func forget(before t: Double) {
+        let gone = list.prefix { $0.end <= t }.count
+        if gone > 0 { list.removeFirst(gone) }
+    }
+}
+
+/// `Baselines.interval`, one true fix at a time.
+struct IntervalBaseline: Sendable {
+    let every: Double
+    private let model: ReceiverModel
+    private let down: ReceiverRegime
+    private var receiver: SimulatedReceiver?
+    private var wakeAt = 0.0
+    private var awake = false
+    private(set) var meter: RunMeter
+
+    init(every: Double, model: ReceiverModel, bound: Double) {
+        self.every = every
+        self.model = model
+        down = model.cheaperDownRegime(forSleepOf: every)
+        meter = RunMeter(model: model, bound: bound)
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location), stopped: Bool) {
+        guard var receiver else {
+            var started = SimulatedReceiver(model: model, start: point.t)
+            meter.delivered(point.location, at: point.t)
+            _ = started.setRegime(down, at: point.t)
+            wakeAt = point.t + every
+            receiver = started
+            _ = meter.judge(point.location, at: point.t)
+            return
+        }
+        if !awake, point.t >= wakeAt {
+            _ = receiver.setRegime(.continuous, at: wakeAt)
+            awake = true
+        }
+        if awake, receiver.producesFix(at: point.t) {
+            meter.delivered(point.location, at: point.t)
+            _ = receiver.setRegime(down, at: point.t)
+            awake = false
+            wakeAt = point.t + every
+        }
+        meter.charge(receiver.takeTimeline(until: point.t), stopped: stopped)
+        self.receiver = receiver
+        _ = meter.judge(point.location, at: point.t)
+    }
+
+    mutating func finish(at t: Double) {
+        guard var receiver else { return }
+        meter.charge(receiver.takeTimeline(until: t), stopped: false)
+        self.receiver = receiver
+    }
+
+    /// Nothing from `start` to `end`: up to `start` as it would have been, then off; afresh at the next fix.
+    mutating func hole(from start: Double, to end: Double) {
+        guard var receiver else { return }
+        if !awake, wakeAt < start { _ = receiver.setRegime(.continuous, at: wakeAt) }
+        meter.charge(receiver.takeTimeline(until: start), stopped: false)
+        receiver.unplug(at: start)
+        meter.charge(receiver.takeTimeline(until: end), stopped: false)
+        self.receiver = nil
+        awake = false
+    }
+}
+
+/// `Baselines.stopTimeout`, one true fix at a time.
+struct StopTimeoutBaseline: Sendable {
+    private let radius: Double
+    private let timeout: Double
+    private let probe: Double
+    private let model: ReceiverModel
+    private let down: ReceiverRegime
+    private var receiver: SimulatedReceiver?
+    private var anchor: (t: Double, location: Location)?
+    private var stoppedState = false
+    private var probing = false
+    private var nextProbe = 0.0
+    private(set) var meter: RunMeter
+
+    init(radius: Double, timeout: Double, probe: Double, model: ReceiverModel, bound: Double) {
+        self.radius = radius
+        self.timeout = timeout
+        self.probe = probe
+        self.model = model
+        down = model.cheaperDownRegime(forSleepOf: probe)
+        meter = RunMeter(model: model, bound: bound)
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location), stopped: Bool) {
+        var receiver = self.receiver ?? SimulatedReceiver(model: model, start: point.t)
+        let anchor = self.anchor ?? point
+        step(point, anchor: anchor, receiver: &receiver)
+        meter.charge(receiver.takeTimeline(until: point.t), stopped: stopped)
+        self.receiver = receiver
+        _ = meter.judge(point.location, at: point.t)
+    }
+
+    private mutating func step(
+        _ point: (t: Double, location: Location), anchor: (t: Double, location: Location),
+        receiver: inout SimulatedReceiver
+    ) {
+        self.anchor = anchor
+        if stoppedState {
+            if !probing {
+                guard point.t >= nextProbe else { return }
+                _ = receiver.setRegime(.continuous, at: nextProbe)
+                probing = true
+            }
+            guard receiver.producesFix(at: point.t) else { return }
+            probing = false
+            if Geodesy.distance(from: anchor.location, to: point.location) > radius {
+                stoppedState = false
+                self.anchor = point
+                meter.delivered(point.location, at: point.t)
+            } else {
+                _ = receiver.setRegime(down, at: point.t)
+                nextProbe = point.t + probe
+            }
+            return
+        }
+        meter.delivered(point.location, at: point.t)
+        if Geodesy.distance(from: anchor.location, to: point.location) > radius {
+            self.anchor = point
+        } else if point.t - anchor.t >= timeout {
+            stoppedState = true
+            _ = receiver.setRegime(down, at: point.t)
+            nextProbe = point.t + probe
+        }
+    }
+
+    mutating func finish(at t: Double) {
+        guard var receiver else { return }
+        meter.charge(receiver.takeTimeline(until: t), stopped: false)
+        self.receiver = receiver
+    }
+
+    /// Nothing from `start` to `end`: up to `start` as it would have been, then off; afresh at the next fix.
+    mutating func hole(from start: Double, to end: Double) {
+        guard var receiver else { return }
+        if stoppedState, !probing, nextProbe < start { _ = receiver.setRegime(.continuous, at: nextProbe) }
+        meter.charge(receiver.takeTimeline(until: start), stopped: false)
+        receiver.unplug(at: start)
+        meter.charge(receiver.takeTimeline(until: end), stopped: false)
+        self.receiver = nil
+        anchor = nil
+        stoppedState = false
+        probing = false
+    }
+}
+
+/// `Baselines.oracle`, one true fix at a time: each needed fix settles the gap before it.
+struct OracleBaseline: Sendable {
+    private let model: ReceiverModel
+    private let bound: Double
+    private var lastNeeded: (t: Double, location: Location)?
+    private(set) var meter: RunMeter
+    /// The oracle's timeline is known up to here.
+    private(set) var settledUntil = -Double.infinity
+
+    init(model: ReceiverModel, bound: Double) {
+        self.model = model
+        self.bound = bound
+        meter = RunMeter(model: model, bound: bound)
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location), stretches: StoppedStretches) {
+        if let lastNeeded {
+            if Geodesy.distance(from: lastNeeded.location, to: point.location) > bound {
+                settle(Baselines.cheapestGap(from: lastNeeded.t, to: point.t, model: model), stretches: stretches)
+                self.lastNeeded = point
+                meter.delivered(point.location, at: point.t)
+            }
+        } else {
+            lastNeeded = point
+            settledUntil = point.t
+            meter.delivered(point.location, at: point.t)
+        }
+        _ = meter.judge(point.location, at: point.t)
+    }
+
+    mutating func finish(at t: Double, stretches: StoppedStretches) {
+        guard let lastNeeded, t > lastNeeded.t else { return }
+        let reachable = model.reachableRegimes
+        let offCheaper = model.current(in: .off) <= model.current.standby || !reachable.contains(.standby)
+        let state: ReceiverInterval.State = offCheaper && reachable.contains(.off) ? .off : .standby
+        settle([ReceiverInterval(start: lastNeeded.t, end: t, state: state)], stretches: stretches)
+    }
+
+    private mutating func settle(_ intervals: [ReceiverInterval], stretches: StoppedStretches) {
+        meter.charge(intervals, stopped: false)
+        meter.chargeWhileStopped(
+            EvaluationMath.energyWhileStopped(intervals, model: model, stopped: stretches.list))
+        settledUntil = intervals.last?.end ?? settledUntil
+    }
+}
+
+/// `TrueTrack.stops`, one true fix at a time: runs of fixes within `radius` of their centroid, slower than
+/// 1 m/s, with no gap over 30 s, lasting `minimum`; each stop's departure is the first later fix farther
+/// than `radius` from its centroid.
+struct StopFinder: Sendable {
+    let minimum: Double
+    let radius: Double
+    private var run: (start: Double, end: Double, latitude: Double, longitude: Double, count: Double)?
+    private var stops: [(start: Double, end: Double, departure: Double?, latitude: Double, longitude: Double)] = []
+    /// Stops still waiting for their departure.
+    private var pending: [Int] = []
+
+    init(minimum: Double, radius: Double) {
+        self.minimum = minimum
+        self.radius = radius
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location)) {
+        let location = point.location
+        if let current = run {
+            let distance = Geodesy.distance(
+                latitude1: current.latitude / current.count, longitude1: current.longitude / current.count,
+                latitude2: location.latitude, longitude2: location.longitude)
+            if (location.speed ?? 0) < 1, distance <= radius, point.t - current.end < 30 {
+                run = (
+                    current.start, point.t, current.latitude + location.latitude,
+                    current.longitude + location.longitude, current.count + 1
+                )
+                checkDepartures(point)
+                return
+            }
+            close()
+        }
+        checkDepartures(point)
+        run = (point.t, point.t, location.latitude, location.longitude, 1)
+    }
+
+    private mutating func checkDepartures(_ point: (t: Double, location: Location)) {
+        pending.removeAll { index in
+            let stop = stops[index]
+            let distance = Geodesy.distance(
+                latitude1: stop.latitude, longitude1: stop.longitude, latitude2: point.location.latitude,
+                longitude2: point.location.longitude)
+            guard distance > radius else { return false }
+            stops[index].departure = point.t
+            return true
+        }
+    }
+
+    private mutating func close() {
+        guard let current = run else { return }
+        run = nil
+        guard current.end - current.start >= minimum else { return }
+        stops.append(
+            (current.start, current.end, nil, current.latitude / current.count, current.longitude / current.count))
+        pending.append(stops.count - 1)
+    }
+
+    mutating func finish() -> [(start: Double, end: Double, departure: Double?)] {
+        close()
+        return stops.map { ($0.start, $0.end, $0.departure) }
     }
 }

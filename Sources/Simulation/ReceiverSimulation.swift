@@ -114,6 +114,8 @@ public struct SimulatedReceiver: Sendable {
     /// The first instant the receiver has a fix after powering up.
     public private(set) var fixAvailableFrom: Double
     private var intervals: [ReceiverInterval] = []
+    /// In a hole of the capture (`SimulationRun.holeThreshold`): charged as off, deaf to the policy.
+    public private(set) var isUnplugged = false
 
     /// Running and tracking at `start`: a capture starts with the receiver that recorded it working.
     public init(model: ReceiverModel, start: Double) {
@@ -128,6 +130,7 @@ public struct SimulatedReceiver: Sendable {
 
     /// The policy asked for `requested` at `t`; the regime the receiver now runs, or nil if nothing changed.
     public mutating func setRegime(_ requested: ReceiverRegime, at t: Double) -> ReceiverRegime? {
+        guard !isUnplugged else { return nil }
         let next = model.effectiveRegime(requested)
         guard next != regime else { return nil }
         closeInterval(at: t)
@@ -154,6 +157,38 @@ public struct SimulatedReceiver: Sendable {
         return intervals
     }
 
+    /// The timeline from the last call (or the start) up to `t`, forgotten once returned: a day-long
+    /// evaluation keeps no timeline of its own.
+    public mutating func takeTimeline(until t: Double) -> [ReceiverInterval] {
+        closeInterval(at: t)
+        regimeSince = max(regimeSince, t)
+        defer { intervals.removeAll(keepingCapacity: true) }
+        return intervals
+    }
+
+    /// Nothing is known of the receiver from `t` (a hole in the capture): it counts as off, unpowered, until
+    /// `plugBack`, and the regimes the policy asks for meanwhile are not applied.
+    public mutating func unplug(at t: Double) {
+        guard !isUnplugged else { return }
+        closeInterval(at: t)
+        if regime.producesFixes { downSince = t }
+        downRegime = .off
+        // Off even for a model that cannot reach it: the capture does not say it drew anything.
+        regime = .off
+        regimeSince = t
+        isUnplugged = true
+    }
+
+    /// Back after a hole, still off: the policy's next regime powers it up from a long time down.
+    public mutating func plugBack(at t: Double) {
+        guard isUnplugged else { return }
+        closeInterval(at: t)
+        regimeSince = t
+        isUnplugged = false
+        downSince = downSince ?? t
+        downRegime = .off
+    }
+
     private mutating func closeInterval(at t: Double) {
         guard t > regimeSince else { return }
         switch regime {
@@ -174,18 +209,20 @@ public struct SimulatedReceiver: Sendable {
     }
 }
 
+/// One input of a simulated replay, in the stream's order: a true fix, or the receiver going away and
+/// coming back (a device closed, gpsd gone).
+public enum TruthInput: Sendable {
+    case fix(Location)
+    case lost(String)
+    case back
+}
+
 /// Replays a capture into the power policy with the receiver simulated (docs/architecture.md): while the policy has
 /// the receiver down, the capture's fixes do not exist; after a wake, the first fix comes only after the
 /// receiver model's time to first fix (hot within its hot window if the way down kept ephemeris, else
 /// warm). Timers fire on the capture's clock. Pure and deterministic: the same capture and setup give the
 /// same outputs.
 public struct ReceiverSimulation: Sendable {
-    private enum Input {
-        case fix(Location)
-        case lost(String)
-        case back
-    }
-
     public let setup: SimulationSetup
 
     public init(setup: SimulationSetup) {
@@ -193,53 +230,98 @@ public struct ReceiverSimulation: Sendable {
     }
 
     public func run(_ contents: CaptureContents, onOutput: (SimulationOutput) -> Void) -> SimulationSummary {
-        run(TrueTrack(contents), onOutput: onOutput)
+        let run = SimulationRun(setup: setup)
+        CaptureReplayer(contents).run(onEvent: { t, event in
+            for input in TruthInput.inputs(for: event, assembler: &run.assembler) { run.feed(t: t, input, onOutput: onOutput) }
+        })
+        return run.finish(onOutput: onOutput)
     }
 
-    /// Runs on an already decoded capture (the evaluation decodes it once for the run and the judging).
+    /// Runs on an already decoded capture (tests, and the report, which keeps the truth).
     public func run(_ truth: TrueTrack, onOutput: (SimulationOutput) -> Void) -> SimulationSummary {
-        // The fixes and the receiver's losses and returns, back in the order the stream had them.
-        var inputs: [(t: Double, input: Input)] = []
-        inputs.reserveCapacity(truth.points.count + truth.receiverChanges.count)
-        var changes = truth.receiverChanges[...]
-        for (index, point) in truth.points.enumerated() {
-            while let change = changes.first, change.afterPoints <= index {
-                inputs.append((change.t, change.lostReason.map(Input.lost) ?? .back))
-                changes = changes.dropFirst()
-            }
-            inputs.append((point.t, .fix(point.location)))
+        let run = SimulationRun(setup: setup)
+        truth.forEachInput { t, input in run.feed(t: t, input, onOutput: onOutput) }
+        return run.finish(onOutput: onOutput)
+    }
+}
+
+/// A simulated replay one input at a time (`feed`, then `finish`), so a capture of any length is simulated in
+/// the memory of its state. A class so the policy's steps can update the receiver while its driver runs.
+public final class SimulationRun {
+    /// A stretch this long with no input is a hole in the capture: the recorder saw nothing, so nothing is
+    /// known of the receiver. The policy runs as it would for the first hour (its failed wakes cost what they
+    /// cost), then the receiver counts as unplugged and the policy's timers sleep until the next input, where
+    /// each fires once (docs/contract.md §9): the cost of a hole is a few steps, however long it is.
+    public static let holeThreshold = 3600.0
+
+    public let setup: SimulationSetup
+    /// Decodes the capture's events into inputs, for callers that feed live events.
+    public var assembler = LocationAssembler(origin: .replay)
+    private var driver: PolicyDriver
+    private var receiver: SimulatedReceiver?
+    private var summary = SimulationSummary()
+    private var lastInputT: Double?
+    private var timelineTaken = false
+    private var output: (SimulationOutput) -> Void = { _ in }
+
+    public init(setup: SimulationSetup) {
+        self.setup = setup
+        driver = PolicyDriver(configuration: setup.policy, receiver: setup.receiver)
+    }
+
+    /// Fixes handed to the policy so far (the simulated receiver was up and past its time to first fix).
+    public var producedFixes: Int { summary.producedFixes }
+
+    public func feed(t: Double, _ input: TruthInput, onOutput: (SimulationOutput) -> Void) {
+        withoutActuallyEscaping(onOutput) { onOutput in
+            output = onOutput
+            step(t: t, input)
+            output = { _ in }
         }
-        for change in changes { inputs.append((change.t, change.lostReason.map(Input.lost) ?? .back)) }
+    }
 
-        var summary = SimulationSummary()
-        summary.trueFixes = truth.points.count
-        guard let first = inputs.first, let last = inputs.last else { return summary }
-        summary.firstT = first.t
-        summary.lastT = last.t
-
-        // The policy on the capture's clock; the simulated receiver follows the regimes it asks for.
-        var driver = PolicyDriver(configuration: setup.policy, receiver: setup.receiver)
-        var receiver = SimulatedReceiver(model: setup.receiver, start: first.t)
-        var delivered = 0
-        func perform(_ step: PolicyDriver.Step, _: Policy) {
-            let t = step.at.seconds
-            for action in step.actions {
-                switch action {
-                case .setRegime(let requested, let reason):
-                    guard let regime = receiver.setRegime(requested, at: t) else { continue }
-                    onOutput(.regime(t: t, regime, reason: reason))
-                case .deliver(let locations):
-                    delivered += locations.count
-                    onOutput(.locations(t: t, locations))
-                case .emit(let kind, let detail):
-                    onOutput(.event(t: t, kind, detail: detail))
-                case .schedule, .cancel, .discard:
-                    break
-                }
-            }
+    private func step(t: Double, _ input: TruthInput) {
+        let now = Instant(seconds: t)
+        guard receiver != nil else {
+            start(at: t)
+            step(t: t, input)
+            return
         }
+        if let last = lastInputT, t - last > Self.holeThreshold {
+            let holeStart = Instant(seconds: last + Self.holeThreshold)
+            driver.advance(to: holeStart, perform: perform)
+            driver.handle(
+                .receiverLost("the capture has no line for \(Int(t - last)) s: nothing is known of the receiver"),
+                at: holeStart, perform: perform)
+            receiver?.unplug(at: holeStart.seconds)
+            driver.resume(at: now, perform: perform)
+            receiver?.plugBack(at: t)
+            driver.handle(.receiverBack, at: now, perform: perform)
+        }
+        if case .fix = input { summary.trueFixes += 1 }
+        lastInputT = t
+        summary.lastT = t
+        // Timers first: a wake due by now may bring the receiver up for this fix.
+        driver.advance(to: now, perform: perform)
+        switch input {
+        case .fix(let location):
+            if receiver?.producesFix(at: t) ?? false {
+                summary.producedFixes += 1
+                driver.handle(.fix(location), at: now, perform: perform)
+            }
+        case .lost(let reason):
+            driver.handle(.receiverLost(reason), at: now, perform: perform)
+        case .back:
+            driver.handle(.receiverBack, at: now, perform: perform)
+        }
+    }
 
-        let start = Instant(seconds: first.t)
+    private func start(at t: Double) {
+        receiver = SimulatedReceiver(model: setup.receiver, start: t)
+        summary.firstT = t
+        summary.lastT = t
+        lastInputT = t
+        let start = Instant(seconds: t)
         if let updates = setup.updates { driver.handle(.startUpdates(updates), at: start, perform: perform) }
         if let deferral = setup.deferral {
             driver.handle(
@@ -247,25 +329,57 @@ public struct ReceiverSimulation: Sendable {
                 perform: perform)
         }
         if setup.significantChange { driver.handle(.startSignificantChange, at: start, perform: perform) }
-        for (t, input) in inputs {
-            let now = Instant(seconds: t)
-            // Timers first: a wake due by now may bring the receiver up for this fix.
-            driver.advance(to: now, perform: perform)
-            switch input {
-            case .fix(let location):
-                if receiver.producesFix(at: t) {
-                    summary.producedFixes += 1
-                    driver.handle(.fix(location), at: now, perform: perform)
-                }
-            case .lost(let reason):
-                driver.handle(.receiverLost(reason), at: now, perform: perform)
-            case .back:
-                driver.handle(.receiverBack, at: now, perform: perform)
+    }
+
+    private func perform(_ step: PolicyDriver.Step, _: Policy) {
+        let t = step.at.seconds
+        for action in step.actions {
+            switch action {
+            case .setRegime(let requested, let reason):
+                guard let regime = receiver?.setRegime(requested, at: t) else { continue }
+                output(.regime(t: t, regime, reason: reason))
+            case .deliver(let locations):
+                summary.deliveredLocations += locations.count
+                output(.locations(t: t, locations))
+            case .emit(let kind, let detail):
+                output(.event(t: t, kind, detail: detail))
+            case .schedule, .cancel, .discard:
+                break
             }
         }
-        driver.handle(.shutdown, at: Instant(seconds: last.t), perform: perform)
-        summary.deliveredLocations = delivered
-        summary.timeline = receiver.timeline(until: last.t)
+    }
+
+    /// The receiver's timeline since the last call, up to `t` (no later than the last input): for an owner
+    /// that charges it as it goes. After a call, `finish`'s summary has no timeline.
+    public func takeTimeline(until t: Double) -> [ReceiverInterval] {
+        timelineTaken = true
+        return receiver?.takeTimeline(until: t) ?? []
+    }
+
+    /// The end of the capture: the policy shuts down at the last input.
+    public func finish(onOutput: (SimulationOutput) -> Void) -> SimulationSummary {
+        guard receiver != nil else { return summary }
+        withoutActuallyEscaping(onOutput) { onOutput in
+            output = onOutput
+            driver.handle(.shutdown, at: Instant(seconds: summary.lastT), perform: perform)
+            output = { _ in }
+        }
+        if !timelineTaken { summary.timeline = receiver?.timeline(until: summary.lastT) ?? [] }
         return summary
+    }
+}
+
+extension TruthInput {
+    /// The inputs one event of the live path (or a replay) makes: its location, and the receiver going or
+    /// coming back.
+    public static func inputs(for event: LiveEvent, assembler: inout LocationAssembler) -> [TruthInput] {
+        var inputs: [TruthInput] = []
+        if let location = assembler.location(after: event) { inputs.append(.fix(location)) }
+        switch event {
+        case .receiverLost(let reason): inputs.append(.lost(reason))
+        case .receiverBack: inputs.append(.back)
+        default: break
+        }
+        return inputs
     }
 }

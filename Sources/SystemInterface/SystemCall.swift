@@ -161,3 +161,54 @@ package func acceptNonBlocking(_ listener: Int32) -> Int32 {
     _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     return descriptor
 }
+
+/// A file opened for reading in chunks, so a command reads a day-long capture in the memory of one chunk.
+public final class ReadableFile {
+    public let path: String
+    private var descriptor: Int32
+
+    public init(path: String) throws(SystemError) {
+        self.path = path
+        descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { throw SystemError("open", path) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
+            Glibc.close(descriptor)
+            descriptor = -1
+            throw SystemError("read", path, code: EISDIR)
+        }
+    }
+
+    /// Up to `buffer.count` bytes: the count, 0 at the end.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        guard descriptor >= 0 else { throw SystemError("read", path, code: EBADF) }
+        let count = retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
+        if count < 0 { throw SystemError("read", path) }
+        return count
+    }
+
+    /// The next bytes, up to `count`: empty at the end.
+    public func read(upTo count: Int) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var result = 0
+        var failure: SystemError?
+        bytes.withUnsafeMutableBytes { raw in
+            do throws(SystemError) {
+                result = try read(into: raw)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        bytes.removeLast(count - result)
+        return bytes
+    }
+
+    public func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { close() }
+}

@@ -158,7 +158,10 @@ import Testing
         defer { files.remove() }
         let replayed = run(["replay", files.augmented])
         #expect(replayed.code == 65)
-        #expect(replayed.output.isEmpty)
+        // Replay streams: what came before the bad line is printed, nothing after it.
+        let before = run(["replay", files.plain, "--count", "1"])
+        #expect(replayed.output.split(separator: "\n").count < run(["replay", files.plain]).output.split(separator: "\n").count)
+        #expect(replayed.output.hasPrefix(before.output.split(separator: "\n").first.map(String.init) ?? "-"))
         #expect(replayed.error.hasPrefix("lodestar replay: \(files.augmented):\(files.insertedLines[0]): \(says)"), "\(replayed.error)")
     }
 }

@@ -139,7 +139,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             #expect(error.contains(message), "\(error)")
         }
         let help = helpText(["replay"])
-        #expect(help.contains("[--profile <name|file> [--evaluate [--json] [--report <file.html>]]]"))
+        #expect(help.contains("[--profile <name|file> [--evaluate [--json] [--report <file> [--force]]]]"))
         #expect(help.contains("(needs --evaluate)"))
     }
 
@@ -205,7 +205,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             (["replay", capture, "--profile", invalidProfile], 78, false),
             (["replay", capture, "--profile", "no-such-profile"], 66, false),
             (["replay", capture, "--format", "jsonl"], 74, true),
-            (["replay", capture, "--profile", "car", "--evaluate", "--report", "/dev/full"], 74, false),
+            (["replay", capture, "--profile", "car", "--evaluate", "--report", "/dev/full"], 73, false),
+            (["replay", capture, "--profile", "car", "--evaluate", "--report", "/dev/full", "--force"], 74, false),
             (["replay", capture, "--count", "1"], 0, false),
             (["profiles"], 64, false),
             (["profiles", "list", "extra"], 64, false),

@@ -7,7 +7,8 @@ import Glibc
 
 /// A TCP server on 127.0.0.1 that is not gpsd, for the tests of what Lodestar does when pointed at the wrong
 /// port: it greets each connection with bytes of its own (an SSH banner, NULs), says nothing, or closes at
-/// once. Connections stay open until `stop` (or deinit), as a real server's would.
+/// once; or, standing in for gpsd where timing is the point, greets with a banner and repeats a line every
+/// 50 ms. Connections stay open until `stop` (or deinit), as a real server's would.
 public final class ImpostorServer: Sendable {
     public enum Behaviour: Sendable {
         /// Sends these bytes as soon as it accepts, then nothing more.
@@ -16,6 +17,8 @@ public final class ImpostorServer: Sendable {
         case silent
         /// Accepts and closes at once.
         case closes
+        /// Greets with `greeting`, then sends `line` to every connection every 50 ms.
+        case repeats(greeting: [UInt8], line: [UInt8])
     }
 
     /// What an OpenSSH server sends first.
@@ -32,13 +35,16 @@ public final class ImpostorServer: Sendable {
         let descriptors = Mutex<[Int32]>([])
     }
 
-    public init(_ behaviour: Behaviour) throws(SystemError) {
+    /// `port` 0: any free one.
+    public init(_ behaviour: Behaviour, port: UInt16 = 0) throws(SystemError) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        address.sin_port = 0
+        address.sin_port = port.bigEndian
+        var reuse: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -53,16 +59,25 @@ public final class ImpostorServer: Sendable {
             throw SystemError("bind/listen", "127.0.0.1:0")
         }
         listener = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = UInt16(bigEndian: address.sin_port)
         let started = DetachedThread.start { [stopping, finished, accepted] in
             defer { finished.set() }
             while !stopping.isSet {
                 var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 50) > 0 else { continue }
+                guard poll(&poller, 1, 50) > 0 else {
+                    if case .repeats(_, let line) = behaviour {
+                        accepted.descriptors.withLock { connections in
+                            for connection in connections where connection >= 0 {
+                                _ = line.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                            }
+                        }
+                    }
+                    continue
+                }
                 let connection = accept(descriptor, nil, nil)
                 guard connection >= 0 else { continue }
                 switch behaviour {
-                case .greets(let bytes):
+                case .greets(let bytes), .repeats(let bytes, _):
                     _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     accepted.descriptors.withLock { $0.append(connection) }
                 case .silent:

@@ -13,6 +13,9 @@ import Glibc
 public final class GPSDSession {
     public static let defaultHost = "localhost"
     public static let defaultPort = "2947"
+    /// How long a new connection may take to bring gpsd's VERSION banner. gpsd writes it as soon as it
+    /// accepts, so seconds of silence mean the port belongs to something else (or to a gpsd too stuck to use).
+    public static let bannerTimeout = 3.0
 
     public let host: String
     public let port: String
@@ -34,13 +37,21 @@ public final class GPSDSession {
     private var isOpen = true
     /// When the bytes in the buffer arrived (monotonic seconds).
     private var receivedAt = 0.0
+    /// Until gpsd's VERSION banner has come: when the connection opened and the latest the banner may come
+    /// (monotonic seconds). Nothing is decoded or passed on before it.
+    private var awaitingBanner: (opened: Double, deadline: Double)?
+    /// The peer closed the connection while the banner was awaited.
+    private var peerClosed = false
 
     /// Connects to gpsd. Throws `GPSDError.connectionFailed` with libgps's own message.
     /// `epochQuiet`: how long gpsd's silence on a device ends its epoch when epochs are collapsed; shorter
     /// only for a receiver played faster than real time.
+    /// `bannerTimeout`: see `GPSDSession.bannerTimeout`; reads throw `notGPSD` when the peer sends anything
+    /// else first, closes, or sends nothing for that long.
     public init(
         host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort,
-        epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval
+        epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval,
+        bannerTimeout: Double = GPSDSession.bannerTimeout
     ) throws(GPSDError) {
         self.host = host
         self.port = port
@@ -57,6 +68,8 @@ public final class GPSDSession {
             isOpen = false
             throw .connectionFailed(host: host, port: port, code: code, message: text)
         }
+        let opened = monotonicSeconds()
+        awaitingBanner = (opened, opened + bannerTimeout)
         // gpsd drops a report for a client whose socket would block (gpsd.c throttled_write: EAGAIN → the
         // report is lost). A larger receive buffer rides out a busy moment (a loaded Pi, a burst after a
         // reconnect); the kernel caps it at net.core.rmem_max.
@@ -128,9 +141,10 @@ public final class GPSDSession {
         let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
         while true {
             if let report = processor.next() { return .report(report) }
+            let bannerSeen = try checkBanner()
             // Lines already received come first, stamped with when they arrived: a reader that was busy
             // (or descheduled) must not see quiet between lines that came together and split their epoch.
-            if let line = takeLine() {
+            if bannerSeen, let line = takeLine() {
                 let text = UnsafeBufferPointer(start: buffer + line.start, count: line.count)
                 lineObserver?(text)
                 processor.process(text, now: receivedAt)
@@ -145,7 +159,8 @@ public final class GPSDSession {
             if remaining <= 0 { return .timeout }
             // While an epoch is held, wake exactly when it is due to be passed on (one wake-up, not a
             // poll: a Pi Zero at 1 Hz would otherwise wake several times per epoch for nothing).
-            let wait = processor.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
+            var wait = processor.nextQuietDeadline.map { min(remaining, max(0, $0 - now)) } ?? remaining
+            if let awaitingBanner { wait = min(wait, max(0, awaitingBanner.deadline - now)) }
             if try !fill(
                 timeoutMilliseconds: Int32((wait * 1000).rounded(.up)), wakeDescriptor: wakeDescriptor, second: second),
                 !processor.hasPending
@@ -153,6 +168,50 @@ public final class GPSDSession {
                 return .timeout
             }
         }
+    }
+
+    /// Waits (in slices of at most 0.2 s, so `shouldStop` is looked at) until gpsd's VERSION banner has come,
+    /// without taking it: the reads after this still see it. Throws `notGPSD` for a peer that is not gpsd;
+    /// false when `shouldStop` said so first.
+    public func awaitBanner(shouldStop: () -> Bool) throws(GPSDError) -> Bool {
+        guard isOpen else { throw .connectionLost(errno: 0) }
+        while try !checkBanner() {
+            if shouldStop() { return false }
+            let left = (awaitingBanner?.deadline ?? 0) - monotonicSeconds()
+            _ = try fill(timeoutMilliseconds: Int32((min(max(left, 0), 0.2) * 1000).rounded(.up)))
+        }
+        return true
+    }
+
+    /// True once gpsd's VERSION banner has come (it stays in the buffer for the reads); throws `notGPSD` when
+    /// what came first is something else, the peer closed before it, or it is overdue.
+    private func checkBanner() throws(GPSDError) -> Bool {
+        guard let awaitingBanner else { return true }
+        let count = bufferEnd - lineStart
+        let start = buffer + lineStart
+        func notGPSD(closed: Bool = false) -> GPSDError {
+            .notGPSD(
+                host: host, port: port, answered: Array(UnsafeRawBufferPointer(start: start, count: min(count, 256))),
+                closed: closed,
+                waited: min(monotonicSeconds(), awaitingBanner.deadline) - awaitingBanner.opened)
+        }
+        if count > 0 {
+            // Every line gpsd sends is a JSON object; anything else at the start is another protocol's greeting.
+            if start[0] != CChar(bitPattern: UInt8(ascii: "{")) { throw notGPSD() }
+            if let newline = memchr(start, 0x0A, count) {
+                let length = start.distance(to: newline.assumingMemoryBound(to: CChar.self))
+                guard JSONPeek.hasClass("VERSION", in: UnsafeBufferPointer(start: start, count: length)) else {
+                    throw notGPSD()
+                }
+                self.awaitingBanner = nil
+                return true
+            }
+            // gpsd's banner is one short line (about 100 bytes).
+            if count > 1024 { throw notGPSD() }
+        }
+        if peerClosed { throw notGPSD(closed: true) }
+        if monotonicSeconds() >= awaitingBanner.deadline { throw notGPSD() }
+        return false
     }
 
     /// The fixes still held for their epoch to end (the connection is ending).
@@ -207,6 +266,11 @@ public final class GPSDSession {
         }
         if ready == 0 || pollers.0.revents == 0 { return false }
         let count = recv(Int32(cgps_fd(data)), buffer + bufferEnd, bufferCapacity - bufferEnd, 0)
+        if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR), awaitingBanner != nil {
+            // Closed before its banner: `checkBanner` says what the peer sent, if anything.
+            peerClosed = true
+            _ = try checkBanner()
+        }
         if count == 0 { throw .connectionLost(errno: 0) }
         if count < 0 {
             if errno == EAGAIN || errno == EINTR { return false }
@@ -231,6 +295,15 @@ public final class GPSDSession {
     /// `connectionLost` when gpsd closes the connection.
     public func readBytes(timeoutMicroseconds: Int32) throws(GPSDError) -> [UInt8] {
         guard isOpen else { throw .connectionLost(errno: 0) }
+        if awaitingBanner != nil {
+            let deadline = monotonicSeconds() + Double(max(0, timeoutMicroseconds)) / 1e6
+            while try !checkBanner() {
+                // This read's time is up, or the banner's (then the next check throws).
+                let left = min(deadline, awaitingBanner?.deadline ?? deadline) - monotonicSeconds()
+                if left <= 0 { return [] }
+                _ = try fill(timeoutMilliseconds: Int32((max(left, 0) * 1000).rounded(.up)))
+            }
+        }
         if bufferEnd > lineStart {
             // Bytes that arrived before the switch to raw reading.
             let pending = UnsafeRawBufferPointer(start: buffer + lineStart, count: bufferEnd - lineStart)

@@ -16,9 +16,13 @@ public enum LiveEvent: Sendable, Equatable {
     case report(Report)
     case deviceActivated(DeviceInfo)
     case deviceClosed(path: String)
-    /// gpsd went away, or the watched device closed. The source keeps trying.
+    /// The watched device closed (unplugged, or removed from gpsd): gpsd is still there. The source keeps
+    /// watching.
     case receiverLost(reason: String)
-    /// Watching again after `receiverLost`.
+    /// gpsd itself went away (its connection closed or failed), could not be reached, or what answered is not
+    /// gpsd; `reason` names host:port and says which. The source keeps trying.
+    case gpsdLost(reason: String)
+    /// Watching again after `receiverLost` or `gpsdLost`.
     case receiverBack
 }
 
@@ -61,14 +65,22 @@ public final class LiveReportSource: Sendable {
     public let commands: GPSDCommandChannel?
     /// See `GPSDSession.init(host:port:epochQuiet:)`.
     public let epochQuiet: Double
+    /// Called on the reading thread each time a connection to gpsd is open and watching: a second watch
+    /// beside this one (`RawByteWatch`) reconnects then, so its stream resumes with this one's reports.
+    public let onConnected: (@Sendable () -> Void)?
+    /// See `GPSDSession.bannerTimeout`.
+    public let bannerTimeout: Double
 
     public init(
         host: String = GPSDSession.defaultHost, port: String = GPSDSession.defaultPort, device: String? = nil,
         backoff: ReconnectBackoff = .standard, satelliteDetail: Bool = true,
         lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)? = nil, commands: GPSDCommandChannel? = nil,
-        epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval
+        epochQuiet: Double = EpochCollapser<Int, Int, Int>.defaultQuietInterval,
+        onConnected: (@Sendable () -> Void)? = nil, bannerTimeout: Double = GPSDSession.bannerTimeout
     ) {
+        self.bannerTimeout = bannerTimeout
         self.epochQuiet = epochQuiet
+        self.onConnected = onConnected
         self.lineObserver = lineObserver
         self.commands = commands
         self.host = host
@@ -82,11 +94,12 @@ public final class LiveReportSource: Sendable {
     static let pollMicroseconds: Int32 = 200_000
 
     /// Runs on the calling thread until `shouldStop` returns true (checked at least every 0.2 s and after
-    /// each event). The first connection's failure is thrown (gpsd is not there at all); after that, losses
-    /// become `receiverLost` events and the source reconnects.
+    /// each event). The first connection's failure is thrown: gpsd is not there at all, or what answered
+    /// is not gpsd (`notGPSD`, within `GPSDSession.bannerTimeout`). After that, losses become `gpsdLost`
+    /// events and the source reconnects.
     public func run(shouldStop: () -> Bool, onEvent: (LiveEvent) -> Void) throws(GPSDError) {
         let reader = LiveReportReader(self)
-        try reader.connect()
+        try reader.connect(shouldStop: shouldStop)
         while !shouldStop() {
             reader.step(seconds: Double(Self.pollMicroseconds) / 1e6, wakeDescriptor: -1, onEvent: onEvent)
         }
@@ -114,14 +127,31 @@ public final class LiveReportSource: Sendable {
         return stream
     }
 
-    fileprivate func connect() throws(GPSDError) -> GPSDSession {
-        let session = try GPSDSession(host: host, port: port, epochQuiet: epochQuiet)
+    /// Opens a connection and watches. With `awaitingBanner`, first waits for gpsd's VERSION banner (nil when
+    /// `shouldStop` said so meanwhile); without, a peer that is not gpsd shows at the first read.
+    fileprivate func connect(awaitingBanner: Bool = false, shouldStop: () -> Bool = { false }) throws(GPSDError)
+        -> GPSDSession?
+    {
+        let session = try GPSDSession(host: host, port: port, epochQuiet: epochQuiet, bannerTimeout: bannerTimeout)
+        if awaitingBanner, try !session.awaitBanner(shouldStop: shouldStop) { return nil }
         session.satelliteDetail = satelliteDetail
         session.collapsesEpochs = true
         session.lineObserver = lineObserver
         try session.watch(device: device)
         commands?.connected()
+        onConnected?()
         return session
+    }
+
+    /// What a lost connection is reported as: gpsd went away, in words that cannot be mistaken for the
+    /// receiver's loss.
+    func lossReason(_ error: GPSDError) -> String {
+        switch error {
+        case .notGPSD, .connectionFailed: error.description
+        case .connectionLost(let code) where code == 0: "gpsd at \(host):\(port) went away (it closed the connection)"
+        case .connectionLost(let code): "gpsd at \(host):\(port) went away (\(systemMessage(code)))"
+        default: "gpsd at \(host):\(port) went away (\(error))"
+        }
     }
 }
 
@@ -144,11 +174,12 @@ public final class LiveReportReader {
         state = StreamState(watchedDevice: source.device)
     }
 
-    /// The first connection, its failure thrown (`run`'s callers exit when gpsd is not there at all).
-    public func connect() throws(GPSDError) {
+    /// The first connection, its failure thrown (`run`'s callers exit when gpsd is not there at all, or the
+    /// port is something else's): waits for gpsd's banner (`GPSDSession.awaitBanner`) unless `shouldStop`.
+    public func connect(shouldStop: () -> Bool = { false }) throws(GPSDError) {
         do {
-            session = try source.connect()
-            everConnected = true
+            session = try source.connect(awaitingBanner: true, shouldStop: shouldStop)
+            everConnected = session != nil
         } catch {
             source.commands?.disconnected(reason: error.description)
             throw error
@@ -157,7 +188,7 @@ public final class LiveReportReader {
 
     /// One turn: writes the queued commands and reads until a report, `seconds` pass (at most 0.2 s) or
     /// `wakeDescriptor` (or the command channel's) is readable; without a connection, tries again when its
-    /// back-off is over. A first connection that fails here is announced once as `receiverLost`, and a
+    /// back-off is over. A first connection that fails here is announced once as `gpsdLost`, and a
     /// stream watched again after it starts over (`watching`), as a new `run` would.
     public func step(seconds: Double, wakeDescriptor: Int32, onEvent: (LiveEvent) -> Void) {
         let limit = min(max(seconds, 0), Double(LiveReportSource.pollMicroseconds) / 1e6)
@@ -184,6 +215,8 @@ public final class LiveReportReader {
             case .timeout:
                 break
             case .report(let report):
+                // Reports come only after gpsd's banner: this is gpsd, and the next loss starts the back-off over.
+                failures = 0
                 commands?.observe(report)
                 if let event = StreamState.passedOn(report) {
                     onEvent(event)
@@ -196,30 +229,37 @@ public final class LiveReportReader {
             for fix in current.pendingFixes() { onEvent(.fix(fix)) }
             current.close()
             session = nil
-            failures = 0
-            retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: 0)
+            if case .notGPSD = error {
+                // Not gpsd (yet): tried again as a refused connection is, backing off, not ten times a second.
+                failures += 1
+                retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: failures)
+            } else {
+                failures = 0
+                retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: 0)
+            }
             commands?.disconnected(reason: error.description)
-            if let event = state.connectionLost(error.description) { onEvent(event) }
+            if let event = state.connectionLost(source.lossReason(error)) { onEvent(event) }
         }
     }
 
     private func reconnect(onEvent: (LiveEvent) -> Void) {
         do throws(GPSDError) {
-            let opened = try source.connect()
+            // Without `awaitingBanner` a connection is all there is to wait for: nil never comes back here.
+            guard let opened = try source.connect() else { return }
             if !everConnected {
                 // As a fresh `run` after its first connection failed: the stream starts over.
                 state = StreamState(watchedDevice: source.device)
                 everConnected = true
             }
             session = opened
-            failures = 0
+            // `failures` is left as it is until a report shows the peer is gpsd (see `step`).
             retryAt = nil
         } catch {
             if !everConnected {
                 source.commands?.disconnected(reason: error.description)
                 if !announcedAbsence {
                     announcedAbsence = true
-                    onEvent(.receiverLost(reason: "cannot reach gpsd at \(source.host):\(source.port): \(error)"))
+                    onEvent(.gpsdLost(reason: "cannot reach gpsd at \(source.host):\(source.port): \(error)"))
                 }
                 retryAt = monotonicSeconds() + source.backoff.delay(afterFailures: failures)
                 failures += 1
@@ -324,14 +364,14 @@ public struct StreamState: Sendable {
         }
     }
 
-    /// The connection to gpsd broke: the loss, unless one is already outstanding.
+    /// The connection to gpsd broke: the loss (`gpsdLost`), unless one is already outstanding.
     public mutating func connectionLost(_ reason: String) -> LiveEvent? {
         activeDevices.removeAll()
         // A loss before the first WATCH echo still counts once we have been connected.
         hasWatched = true
         guard !lost else { return nil }
         lost = true
-        return .receiverLost(reason: reason)
+        return .gpsdLost(reason: reason)
     }
 }
 
@@ -344,7 +384,7 @@ extension LocationAssembler {
         case .report(let report): note(report)
         case .deviceActivated(let device): note(.device(device))
         case .deviceClosed(let path): note(.device(DeviceInfo(path: path)))
-        case .watching, .receiverLost, .receiverBack: break
+        case .watching, .receiverLost, .gpsdLost, .receiverBack: break
         }
         return nil
     }

@@ -148,6 +148,9 @@ public final class CaptureRecorder: Sendable {
     /// A failure that ended the recording (nothing is written after it).
     public var failure: Failure? { state.withLock { $0.failure } }
 
+    /// Whether the capture file exists now (created, and not failed since).
+    public var hasFile: Bool { state.withLock { $0.writer != nil && $0.failure == nil } }
+
     public var summary: Summary {
         state.withLock { state in
             var summary = state.summary
@@ -436,39 +439,76 @@ public final class CaptureRecorder: Sendable {
 }
 
 /// The receiver's own bytes through a second gpsd connection (`"raw":2`), on its own thread, reconnecting
-/// as the JSON source does.
+/// as the JSON source does. gpsd sends a client only what the receiver says after the client's watch, so
+/// after gpsd restarts the raw watch must be back as soon as the JSON one: the JSON source's `onConnected`
+/// signals `reconnectNow`, which ends the raw watch's back-off at once. Without it the two back-offs ran
+/// apart and the raw stream resumed up to two seconds after the reports, its capture then replaying through
+/// gpsd to fewer fixes than were reported live.
 public enum RawByteWatch {
     /// Starts the reader thread; it runs until `shouldStop` and calls `onBytes` with receiver bytes only.
     public static func start(
-        host: String, port: String, device: String?, shouldStop: @escaping @Sendable () -> Bool,
+        host: String, port: String, device: String?, reconnectNow: ReconnectSignal? = nil,
+        shouldStop: @escaping @Sendable () -> Bool,
         onBytes: @escaping @Sendable ([UInt8]) -> Void, onFinish: @escaping @Sendable () -> Void
     ) -> Bool {
         DetachedThread.start {
+            // Attempts since bytes last came: a peer that accepts but is not gpsd is tried with the back-off
+            // too, not in a tight loop.
             var failures = 0
             while !shouldStop() {
-                guard let session = try? GPSDSession(host: host, port: port),
+                let signalled = reconnectNow?.count ?? 0
+                var received = false
+                if let session = try? GPSDSession(host: host, port: port),
                     (try? session.watchRawBytes(device: device)) != nil
-                else {
-                    failures += 1
-                    let delay = ReconnectBackoff.standard.delay(afterFailures: failures)
-                    var waited = 0.0
-                    while waited < delay, !shouldStop() {
-                        sleepSeconds(0.05)
-                        waited += 0.05
+                {
+                    var filter = RawStreamFilter()
+                    while !shouldStop() {
+                        // Bytes come only after gpsd's banner (`readBytes` throws for a peer that is not gpsd).
+                        guard let chunk = try? session.readBytes(timeoutMicroseconds: 200_000) else { break }
+                        if !chunk.isEmpty { received = true }
+                        let bytes = filter.receiverBytes(chunk)
+                        if !bytes.isEmpty { onBytes(bytes) }
                     }
+                    session.close()
+                }
+                if received {
+                    // Lost after working: straight back, as the JSON source is.
+                    failures = 0
                     continue
                 }
-                failures = 0
-                var filter = RawStreamFilter()
-                while !shouldStop() {
-                    guard let chunk = try? session.readBytes(timeoutMicroseconds: 200_000) else { break }
-                    let bytes = filter.receiverBytes(chunk)
-                    if !bytes.isEmpty { onBytes(bytes) }
+                let delay = ReconnectBackoff.standard.delay(afterFailures: failures)
+                failures += 1
+                let until = monotonicSeconds() + delay
+                while !shouldStop(), reconnectNow?.count ?? 0 == signalled {
+                    let left = until - monotonicSeconds()
+                    if left <= 0 { break }
+                    if let reconnectNow { reconnectNow.wait(seconds: min(left, 0.2)) } else { sleepSeconds(min(left, 0.05)) }
                 }
-                session.close()
             }
             onFinish()
         }
+    }
+}
+
+/// "Connect again now", from the thread that just connected to gpsd to the raw watch's thread waiting out
+/// its back-off: a count, so a signal given while the raw watch was connected is not mistaken for a new one.
+public final class ReconnectSignal: Sendable {
+    private let signals = Atomic<Int>(0)
+    private let wakeUp = WakeUpPipe()
+
+    public init() {}
+
+    /// How many signals so far.
+    var count: Int { signals.load(ordering: .acquiring) }
+
+    public func signal() {
+        signals.add(1, ordering: .releasing)
+        wakeUp.signal()
+    }
+
+    /// Waits until a signal or `seconds` pass (may return early).
+    func wait(seconds: Double) {
+        wakeUp.wait(seconds: seconds)
     }
 }
 

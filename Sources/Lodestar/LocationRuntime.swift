@@ -159,7 +159,8 @@ final class LocationRuntime {
         switch event {
         case .fix, .report, .deviceActivated, .deviceClosed:
             break
-        case .receiverLost(let reason):
+        case .receiverLost(let reason), .gpsdLost(let reason):
+            // The policy has one loss: no fixes are coming, whether the receiver or gpsd is gone.
             guard !receiverLost else { return }
             receiverLost = true
             handle(.receiverLost(reason), at: instant)

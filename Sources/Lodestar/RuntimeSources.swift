@@ -204,16 +204,21 @@ final class LiveSource: RuntimeSource {
         // ends after a quiet that shrinks with the clock rate (a receiver played fast has fast epochs).
         var lineObserver: (@Sendable (UnsafeBufferPointer<CChar>) -> Void)?
         if let recorder { lineObserver = { line in recorder.recordGPSDLine(line) } }
+        // The raw watch connects again the moment gpsd's reader does, so its bytes resume with the reports.
+        let rawReconnect: ReconnectSignal? = recorder != nil && recordsReceiverBytes ? ReconnectSignal() : nil
+        var onConnected: (@Sendable () -> Void)?
+        if let rawReconnect { onConnected = { rawReconnect.signal() } }
         let source = LiveReportSource(
             host: host, port: port, device: device, satelliteDetail: false, lineObserver: lineObserver,
             commands: receiverLink.commands,
-            epochQuiet: EpochCollapser<Int, Int, Int>.defaultQuietInterval / clockRate)
+            epochQuiet: EpochCollapser<Int, Int, Int>.defaultQuietInterval / clockRate,
+            onConnected: onConnected)
         reader = LiveReportReader(source)
         if let recorder, recordsReceiverBytes {
             let stopping = stopping
             // A raw watch that cannot start leaves the capture without `rx` lines; gpsd's lines still come.
             _ = RawByteWatch.start(
-                host: host, port: port, device: device, shouldStop: { stopping.isSet },
+                host: host, port: port, device: device, reconnectNow: rawReconnect, shouldStop: { stopping.isSet },
                 onBytes: { recorder.recordReceived($0) }, onFinish: {})
         }
     }

@@ -25,6 +25,10 @@ struct LocationEmitter {
     private(set) var outcome = ExitCode.success
     /// Count reached, reader gone, or output failed.
     private(set) var finished = false
+    /// What the outstanding loss was (gpsd or the receiver), so the return names the same one.
+    private var lostGPSD = false
+    /// `host:port` of the gpsd watched, for the message when it is back.
+    private var gpsdAddress = "gpsd"
 
     init(
         format: LocationFormat, count: Int?, context: CommandContext, name: String = "lodestar",
@@ -81,6 +85,7 @@ struct LocationEmitter {
             guard announcesStream else { return }
             open()
             let release = version.map { " \($0.release)" } ?? ""
+            gpsdAddress = "\(host):\(port)"
             context.say("\(name): watching gpsd\(release) at \(host):\(port)")
         case .fix(let fix):
             guard !finished, let location = assembler.location(for: fix) else { return }
@@ -103,11 +108,17 @@ struct LocationEmitter {
             context.say("\(name): device \(path) closed")
         case .receiverLost(let reason):
             printer.breakSegment()
+            lostGPSD = false
             guard announcesStream else { return }
             context.say("\(name): receiver lost (\(reason)); waiting for it to come back")
+        case .gpsdLost(let reason):
+            printer.breakSegment()
+            lostGPSD = true
+            guard announcesStream else { return }
+            context.say("\(name): \(reason); waiting for it to come back")
         case .receiverBack:
             guard announcesStream else { return }
-            context.say("\(name): receiver back")
+            context.say("\(name): \(lostGPSD ? "gpsd at \(gpsdAddress) back" : "receiver back")")
         }
     }
 

@@ -15,6 +15,7 @@ enum WatchCommand {
         discussion: """
             Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
             receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
+            What answers on --host/--port must greet as gpsd does (its VERSION banner) within 3 s.
             """,
         options: [
             .gpsdHost, .gpsdPort,
@@ -32,7 +33,8 @@ enum WatchCommand {
             ExitStatusDeclaration(
                 .success, "done: --count, --duration, Ctrl-C, SIGTERM, or the reader of the output went away"),
             .usageError,
-            ExitStatusDeclaration(.unavailable, "gpsd not reachable at start"),
+            ExitStatusDeclaration(
+                .unavailable, "gpsd not reachable at start, or what answers is not gpsd (no VERSION banner within 3 s)"),
             .outputNotWritten,
         ],
         body: run(_:context:))

@@ -92,7 +92,7 @@ public struct ReceiverDeviceTracker: Sendable, Equatable {
         case .deviceClosed(let path):
             active.removeAll { $0 == path }
             identities[path] = nil
-        case .receiverLost:
+        case .receiverLost, .gpsdLost:
             // gpsd went away or its last device closed: devices are announced again when they come back.
             active.removeAll()
             identities.removeAll()

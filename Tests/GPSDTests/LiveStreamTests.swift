@@ -74,7 +74,8 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
     @Test func gpsdGoingAwayIsOneLossAndTheNextWatchIsBack() {
         var state = StreamState(watchedDevice: nil)
         _ = feed(&state, [.watch(enabled: true)])
-        #expect(state.connectionLost("gpsd closed the connection") == .receiverLost(reason: "gpsd closed the connection"))
+        // gpsd's loss is told apart from the receiver's.
+        #expect(state.connectionLost("gpsd closed the connection") == .gpsdLost(reason: "gpsd closed the connection"))
         // Further failed reconnections say nothing more.
         #expect(state.connectionLost("again") == nil)
         #expect(feed(&state, [.watch(enabled: true)]) == [.receiverBack])

@@ -13,13 +13,17 @@ import Testing
         _ = first.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
         try waitUntil("fixes before the restart") { watch.standardOutput.lines.count >= 20 }
         first.gpsd.kill()
-        try waitUntil("the loss to be reported") { watch.standardError.text.contains("receiver lost") }
+        // Told as gpsd going away, not as the receiver's loss.
+        try waitUntil("the loss to be reported") {
+            watch.standardError.text.contains("gpsd at 127.0.0.1:\(port) went away (it closed the connection)")
+        }
+        #expect(!watch.standardError.text.contains("receiver lost"), "\(watch.standardError.text)")
         // The epoch pending at the loss is printed with it; everything after comes from the new gpsd.
         let before = watch.standardOutput.lines.count
         #expect(watch.status == nil, "watch ended when gpsd died")
 
         let second = try GPSDTestBed.readOnly(port: port)
-        try waitUntil("the reconnection") { watch.standardError.text.contains("receiver back") }
+        try waitUntil("the reconnection") { watch.standardError.text.contains("gpsd at 127.0.0.1:\(port) back") }
         let (gpspipe, gpspipeOutput) = try second.startGpspipe()
         defer {
             gpspipe.terminate()

@@ -168,6 +168,43 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
         #expect(error.contains("always on it would have drawn"), "\(error)")
     }
 
+    /// A capture (here an imported one) plays its rx bytes into gpsd: the fixes come out as from the raw log.
+    @Test func demoPlaysTheReceiverBytesOfACapture() throws {
+        let folder = NSTemporaryDirectory() + "lodestar-demo-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let capture = folder + "/moving.capture"
+        #expect(run(["import", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "-o", capture]).0 == 0)
+        let (code, output, error) = run(["demo", "--capture", capture, "--speed", "1000", "--format", "jsonl",
+                                         "--count", "5"])
+        #expect(code == 0, "\(error)")
+        let fromCapture = try EpochPosition.fromLodestar(output.split(whereSeparator: \.isNewline).map(String.init))
+        #expect(fromCapture.count == 5)
+        #expect(error.contains("receiver chunks"), "\(error)")
+        let (_, rawOutput, _) = run(["demo", "--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"),
+                                     "--speed", "1000", "--format", "jsonl", "--count", "5"])
+        #expect(fromCapture == (try EpochPosition.fromLodestar(rawOutput.split(whereSeparator: \.isNewline).map(String.init))))
+    }
+
+    /// A capture with only gpsd lines cannot be played into gpsd: 65, saying why and what would play.
+    @Test func demoRefusesACaptureWithoutReceiverBytes() throws {
+        let folder = NSTemporaryDirectory() + "lodestar-demo-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let capture = folder + "/moving.capture"
+        #expect(run(["import", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "-o", capture]).0 == 0)
+        let text = try String(contentsOfFile: capture, encoding: .utf8)
+        let withoutRx = text.split(separator: "\n").filter { !$0.contains(#""rx":"#) }.joined(separator: "\n") + "\n"
+        #expect(withoutRx.count < text.count)
+        let gpsdOnly = folder + "/gpsd-only.capture"
+        try withoutRx.write(toFile: gpsdOnly, atomically: true, encoding: .utf8)
+        let (code, output, error) = run(["demo", "--capture", gpsdOnly, "--speed", "1000"])
+        #expect(code == 65)
+        #expect(output.isEmpty)
+        #expect(error.contains("\(gpsdOnly) has no receiver bytes (rx lines)"), "\(error)")
+        #expect(error.contains("record --raw"))
+    }
+
     @Test func embeddedCaptureIsByteIdenticalToTheFixture() throws {
         let embedded = try #require(EmbeddedCapture.bytes())
         let fixture = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(EmbeddedCapture.name)))

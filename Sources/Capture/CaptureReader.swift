@@ -53,7 +53,7 @@ public struct CaptureContents: Sendable {
     public let bytes: [UInt8]
     public let header: CaptureHeader
     public let lines: [Line]
-    /// Problems that did not stop the read (a torn final line).
+    /// Problems that did not stop the read (a torn final line, a line with no key this version reads).
     public let warnings: [CaptureError]
 
     /// The decoded bytes of an `rx`/`tx` line (validated when the capture was read).
@@ -107,8 +107,12 @@ public enum CaptureReader {
                         header = try parseHeader(buffer, range, number: number)
                         continue
                     }
-                    // Lines with only keys this version does not know are skipped (forward compatible).
-                    guard let line = try parseLine(buffer, range, number: number, previousT: lastT) else { continue }
+                    // Lines with only keys this version does not know are skipped (forward compatible), never
+                    // silently: a typo or a newer writer's line is worth a word (docs/capture-format.md).
+                    guard let line = try parseLine(buffer, range, number: number, previousT: lastT) else {
+                        warnings.append(Self.notUnderstood(number))
+                        continue
+                    }
                     lastT = line.t
                     lines.append(line)
                 } catch {
@@ -127,6 +131,13 @@ public enum CaptureReader {
             throw CaptureError(.empty, line: nil, "the file is empty: it has no capture header and no receiver data")
         }
         return CaptureContents(bytes: bytes, header: header, lines: lines, warnings: warnings)
+    }
+
+    /// The warning for a valid line that carries none of the keys this version reads.
+    static func notUnderstood(_ number: Int) -> CaptureError {
+        CaptureError(
+            .malformed, line: number,
+            "skipped: a JSON object with none of the keys this lodestar reads (gpsd, rx, tx, regime, event)")
     }
 
     private static func matches(_ buffer: UnsafeBufferPointer<UInt8>, _ key: Range<Int>, _ name: StaticString) -> Bool {

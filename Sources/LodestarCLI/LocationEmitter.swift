@@ -121,7 +121,7 @@ struct LocationEmitter {
         case .readerGone:
             writable = false
         case .failed(let code):
-            context.say("\(name): cannot write output: \(String(cString: strerror(code)))")
+            context.say("\(name): cannot write output: \(CommandContext.reason(code))")
             outcome = .ioError
             writable = false
         }

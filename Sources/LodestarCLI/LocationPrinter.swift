@@ -75,7 +75,8 @@ public struct LocationPrinter: Sendable {
             featureWritten = true
             GeoJSONText.appendPointFeature(location, to: &bytes)
             let position = Position(
-                longitude: location.longitude, latitude: location.latitude, altitude: location.altitude)
+                longitude: location.longitude, latitude: location.latitude,
+                altitude: Precision.altitude(location.altitude))
             if newSegment || runs.isEmpty { runs.append([position]) } else { runs[runs.count - 1].append(position) }
         }
         return String(decoding: bytes, as: UTF8.self)
@@ -126,7 +127,8 @@ enum GeoJSONText {
         bytes.append(contentsOf: #"{"type":"Feature","geometry":{"type":"Point","coordinates":"#.utf8)
         appendPosition(
             LocationPrinter.Position(
-                longitude: location.longitude, latitude: location.latitude, altitude: location.altitude),
+                longitude: location.longitude, latitude: location.latitude,
+                altitude: Precision.altitude(location.altitude)),
             withAltitude: location.altitude?.isFinite ?? false, to: &bytes)
         bytes.append(contentsOf: #"},"properties":"#.utf8)
         var properties = JSONObject()

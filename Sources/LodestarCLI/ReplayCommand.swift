@@ -271,12 +271,7 @@ enum ReplayCommand {
             json
             ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seenLive)
             : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seenLive)
-        switch context.standardOutput.write(text) {
-        case .written, .readerGone: return .success
-        case .failed(let code):
-            context.say("lodestar replay: cannot write output: \(SystemError("write", "stdout", code: code).reason)")
-            return .ioError
-        }
+        return context.writeOutput(text, name: "lodestar replay") ? .success : .ioError
     }
 
     /// The capture's times to first fix seen live, after the locations: `#` lines in text; in the formats

@@ -243,6 +243,29 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         }
     }
 
+    /// Every command that writes to stdout says so on stderr when the write fails (a full disk, /dev/full),
+    /// and exits 74: the help of every command, --version, and each command's own output.
+    @Test func aFailedWriteIsSaidOnStandardError() throws {
+        let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
+        let examplesConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
+        let cases: [[String]] = commandPaths.map { $0 + ["--help"] } + [
+            ["--version"], ["profiles", "show", "car"], ["profiles", "list"], ["profiles", "schema"],
+            ["profiles", "validate", "car"], ["config", "show", "--config", examplesConfig],
+            ["config", "validate", "--config", examplesConfig], ["replay", capture, "--format", "jsonl"],
+            ["replay", capture, "--profile", "car", "--evaluate"],
+            ["replay", capture, "--profile", "car", "--format", "text"],
+        ]
+        for arguments in cases {
+            let error = MemorySink()
+            let code = LodestarCommand.main(
+                arguments: arguments,
+                context: CommandContext(standardOutput: FailingSink(), standardError: error, shouldStop: { false }))
+            #expect(code == 74, "\(arguments)")
+            #expect(error.text.contains("cannot write output: \(String(cString: strerror(EIO)))"), "\(arguments): \(error.text)")
+        }
+    }
+
     /// The help texts README.md shows are the generated ones.
     @Test func readmeShowsTheGeneratedHelp() throws {
         let readmePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

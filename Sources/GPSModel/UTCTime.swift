@@ -36,6 +36,14 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
 
+    /// `self` plus `seconds` (to the nanosecond).
+    public func adding(seconds: Double) -> UTCTime {
+        let total = Double(nanoseconds) / 1e9 + seconds
+        let whole = total.rounded(.down)
+        let nanos = Int32(min(max(((total - whole) * 1e9).rounded(), 0), 999_999_999))
+        return UTCTime(seconds: self.seconds + Int64(whole), nanoseconds: nanos)
+    }
+
     /// Seconds from `other` to `self`.
     public func interval(since other: UTCTime) -> Double {
         Double(seconds - other.seconds) + Double(nanoseconds - other.nanoseconds) / 1e9

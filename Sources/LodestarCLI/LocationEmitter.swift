@@ -53,10 +53,10 @@ struct LocationEmitter {
     }
 
     /// Prints a location the caller already has (a simulated replay's deliveries).
-    mutating func print(_ location: Location) {
+    mutating func print(_ location: Location, t: Double? = nil) {
         guard !finished else { return }
         open()
-        if write(printer.line(for: location)) {
+        if write(printer.line(for: location, t: t)) {
             printed += 1
             if let count, printed >= count { finished = true }
         }

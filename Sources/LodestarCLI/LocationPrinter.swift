@@ -54,9 +54,10 @@ public struct LocationPrinter: Sendable {
 
     /// The piece for one location (one line for jsonl and text; for gpx and geojson possibly with the
     /// segment change before it). Empty after `footer()`.
-    public mutating func line(for location: Location) -> String {
+    /// `t` (seconds since the start of a simulated replay) goes on jsonl lines only.
+    public mutating func line(for location: Location, t: Double? = nil) -> String {
         switch format {
-        case .jsonl: return JSONLine.location(location)
+        case .jsonl: return JSONLine.location(location, t: t)
         case .text: return TextLine.location(location)
         case .gpx, .geojson: break
         }

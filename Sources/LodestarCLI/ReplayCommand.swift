@@ -102,7 +102,8 @@ enum ReplayCommand {
                     /etc/lodestar/profiles) with the receiver simulated: while the policy has it down its fixes \
                     do not exist, and after a wake the first fix comes after the receiver model's time to first \
                     fix. jsonl then also prints {"type":"regime",...} and {"type":"event",...} lines, in time \
-                    order; text prints them as '#' lines. Deterministic: the same input, the same bytes
+                    order, every line with t (seconds since the start) and timestamp; text prints them as '#' \
+                    lines. Deterministic: the same input, the same bytes
                     """,
                 excludes: "through-gpsd"),
             .value(
@@ -217,15 +218,19 @@ enum ReplayCommand {
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
             announcesStream: false)
         emitter.open()
+        context.say("lodestar replay: " + SimulationLine.receiverNote(profile: profile))
+        let started = contents.header.started
         let summary = ReceiverSimulation(setup: profile.simulationSetup).run(contents) { output in
             switch output {
-            case .locations(_, let locations):
-                for location in locations { emitter.print(location) }
+            case .locations(let t, let locations):
+                for location in locations { emitter.print(location, t: t) }
             case .regime(let t, let regime, let reason):
                 if !regime.producesFixes { emitter.breakSegment() }
-                emitter.printAnnotation(SimulationLine.regime(t: t, regime, reason: reason, format: format))
+                emitter.printAnnotation(
+                    SimulationLine.regime(t: t, started: started, regime, reason: reason, format: format))
             case .event(let t, let kind, let detail):
-                emitter.printAnnotation(SimulationLine.event(t: t, kind, detail: detail, format: format))
+                emitter.printAnnotation(
+                    SimulationLine.event(t: t, started: started, kind, detail: detail, format: format))
             }
         }
         listFirstFixesSeenLive(contents, emitter: &emitter, context: context)

@@ -8,9 +8,12 @@ import Receivers
 
 /// Fixed key order, shortest round-trip numbers (full precision coordinates), absent keys for unknown values.
 package enum JSONLine {
-    package static func location(_ location: Location) -> String {
+    /// `t`, when given (a simulated replay), is the seconds since the start of the capture, as the replay's
+    /// regime and event lines carry it: every line of one output then has both `t` and `timestamp`.
+    package static func location(_ location: Location, t: Double? = nil) -> String {
         var object = JSONObject()
         object.add("type", string: "location")
+        object.add("t", number: t.map(RecordLine.rounded))
         object.add("timestamp", string: location.timestamp.iso8601)
         object.add("latitude", number: location.latitude)
         object.add("longitude", number: location.longitude)
@@ -276,13 +279,13 @@ package enum RecordLine {
         case .requestFailed(let id, let error):
             object.add("request", integer: Int(clamping: id.rawValue))
             object.add("error", string: error.rawValue)
-        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack:
+        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack, .wakeDeliveredNothing:
             break
         }
     }
 
     /// `t` to the millisecond, as captures write it: the same input gives the same bytes.
-    private static func rounded(_ t: Double) -> Double {
+    package static func rounded(_ t: Double) -> Double {
         (t * 1000).rounded() / 1000
     }
 

@@ -84,6 +84,7 @@ public enum CaptureImporter {
                 bytes.withMemoryRebound(to: CChar.self) { chars in
                     guard JSONPeek.hasClass("TPV", in: chars) else { return (false, nil, false) }
                     let time = JSONPeek.stringValue(of: "time", in: chars).flatMap { UTCTime(iso8601: Array($0.utf8)) }
+                        .flatMap { $0.isReceiverTime ? $0 : nil }
                     let position = (JSONPeek.integerValue(of: "mode", in: chars) ?? 0) >= 2
                         && JSONPeek.hasMember("lat", in: chars) && JSONPeek.hasMember("lon", in: chars)
                     return (true, time, position)

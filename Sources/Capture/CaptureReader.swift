@@ -55,7 +55,7 @@ public struct CaptureContents: Sendable {
     public let bytes: [UInt8]
     public let header: CaptureHeader
     public let lines: [Line]
-    /// Problems that did not stop the read (a torn final line).
+    /// Problems that did not stop the read (a torn final line, a line with no key this version reads).
     public let warnings: [CaptureError]
 
     /// The decoded bytes of an `rx`/`tx` line (validated when the capture was read).
@@ -117,6 +117,13 @@ public enum CaptureReader {
     /// The longest stretch between two lines (30 days): a recorder that saw nothing for longer is not one
     /// recording, and a `t` that jumps further is a damaged line (docs/capture-format.md).
     public static let longestGap = 30.0 * 86_400
+
+    /// The warning for a valid line that carries none of the keys this version reads.
+    static func notUnderstood(_ number: Int) -> CaptureError {
+        CaptureError(
+            .malformed, line: number,
+            "skipped: a JSON object with none of the keys this lodestar reads (gpsd, rx, tx, regime, event)")
+    }
 
     private static func matches(_ buffer: UnsafeBufferPointer<UInt8>, _ key: Range<Int>, _ name: StaticString) -> Bool {
         name.withUTF8Buffer { buffer[key].elementsEqual($0) }
@@ -324,15 +331,30 @@ public struct CaptureLineParser: Sendable {
             guard
                 let line = try CaptureReader.parseLine(
                     buffer, range, number: number, previousT: lastT, startedSeconds: startedSeconds)
-            else { return nil }
+            else {
+                // Lines with only keys this version does not know are skipped (forward compatible), never
+                // silently: a typo or a newer writer's line is worth a word (docs/capture-format.md).
+                warn(CaptureReader.notUnderstood(number))
+                return nil
+            }
             lastT = line.t
             return line
         } catch {
             // A power cut mid-write leaves the last line without its end: keep everything before it.
             guard !terminated, header != nil, error.kind == .malformed else { throw error }
-            warnings.append(CaptureError(.malformed, line: number, "torn final line ignored (\(error.message))"))
+            warn(CaptureError(.malformed, line: number, "torn final line ignored (\(error.message))"))
             return nil
         }
+    }
+
+    /// The first `keptWarnings` warnings are kept; later ones are only counted, so a capture full of lines
+    /// from a newer writer is read in bounded memory.
+    public static let keptWarnings = 100
+    /// Warnings beyond `keptWarnings`.
+    public private(set) var warningsNotKept = 0
+
+    private mutating func warn(_ warning: CaptureError) {
+        if warnings.count < Self.keptWarnings { warnings.append(warning) } else { warningsNotKept += 1 }
     }
 
     /// The header, once every line was given: an error if there was none.

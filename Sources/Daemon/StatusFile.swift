@@ -279,19 +279,20 @@ enum LocationJSON {
         func add(_ key: String, _ number: Double?) {
             if let number, number.isFinite { members.append((key, .number(number))) }
         }
-        add("altitude", location.altitude)
-        add("horizontalAccuracy", location.horizontalAccuracy)
+        // The outputs' precision (`Precision`): status shows these figures.
+        add("altitude", Precision.altitude(location.altitude))
+        add("horizontalAccuracy", Precision.accuracy(location.horizontalAccuracy))
         if let source = location.horizontalAccuracySource {
             members.append(("horizontalAccuracySource", .string(source.rawValue)))
         }
-        add("verticalAccuracy", location.verticalAccuracy)
-        add("speed", location.speed)
-        add("speedAccuracy", location.speedAccuracy)
-        add("course", location.course)
-        add("courseAccuracy", location.courseAccuracy)
+        add("verticalAccuracy", Precision.accuracy(location.verticalAccuracy))
+        add("speed", Precision.speed(location.speed))
+        add("speedAccuracy", Precision.accuracy(location.speedAccuracy))
+        add("course", Precision.course(location.course))
+        add("courseAccuracy", Precision.accuracy(location.courseAccuracy))
         members.append(("fixMode", .string(location.fixMode.name)))
         add("satellitesUsed", location.satellitesUsed.map(Double.init))
-        add("hdop", location.hdop)
+        add("hdop", Precision.dop(location.hdop))
         if let device = location.device { members.append(("device", .string(device))) }
         members.append(("origin", .string(location.origin.rawValue)))
         return .object(members)

@@ -153,17 +153,56 @@ public enum JSONPeek {
         }
     }
 
-    /// Index just past `"key":` (and the opening quote when `quoted`).
+    /// The line without the JSON whitespace between its tokens, NUL-terminated, or nil when it has none (as
+    /// gpsd writes it). Strings are copied as they are.
+    static func compacted(_ line: UnsafeBufferPointer<CChar>) -> [CChar]? {
+        var index = 0
+        var inString = false
+        var escaped = false
+        var result: [CChar]?
+        while index < line.count, line[index] != 0 {
+            let byte = line[index]
+            let isSpace = byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+            if inString {
+                if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false }
+            } else if byte == 0x22 {
+                inString = true
+            }
+            if isSpace, !inString, result == nil {
+                result = Array(line[0..<index])
+                result?.reserveCapacity(line.count + 1)
+            }
+            if !(isSpace && !inString) { result?.append(byte) }
+            index += 1
+        }
+        result?.append(0)
+        return result
+    }
+
+    /// Index just past `"key":` (and the opening quote when `quoted`). JSON allows whitespace around the
+    /// colon (`"key" : 1`, as Python's json module writes it): it is skipped, so valid JSON in any spacing
+    /// is read the same as gpsd's compact lines.
     private static func valueStart(of key: StaticString, quoted: Bool, in line: UnsafeBufferPointer<CChar>) -> Int? {
         key.withUTF8Buffer { name -> Int? in
+            func skipSpace(_ index: Int) -> Int {
+                var index = index
+                while index < line.count, line[index] == 0x20 || line[index] == 0x09 || line[index] == 0x0A
+                    || line[index] == 0x0D
+                {
+                    index += 1
+                }
+                return index
+            }
             var from = 0
             while let at = first(name, in: line, from: from) {
                 let end = at + name.count
-                let fits = at > 0 && line[at - 1] == 0x22 && end + 1 < line.count && line[end] == 0x22
-                    && line[end + 1] == 0x3A
-                if fits {
-                    if !quoted { return end + 2 }
-                    if end + 2 < line.count, line[end + 2] == 0x22 { return end + 3 }
+                if at > 0, line[at - 1] == 0x22, end < line.count, line[end] == 0x22 {
+                    let colon = skipSpace(end + 1)
+                    if colon < line.count, line[colon] == 0x3A {
+                        let value = skipSpace(colon + 1)
+                        if !quoted { return value }
+                        if value < line.count, line[value] == 0x22 { return value + 1 }
+                    }
                 }
                 from = at + 1
             }

@@ -37,7 +37,7 @@ public final class ReportDecoder {
         let set = data.pointee.set
         switch className {
         case "TPV":
-            return .fix(fix(from: data, set: set))
+            return .fix(fix(from: data, set: set, line: line))
         case "SKY":
             return .sky(sky(from: data))
         case "GST":
@@ -61,18 +61,20 @@ public final class ReportDecoder {
         }
     }
 
-    private static func fix(from data: UnsafePointer<gps_data_t>, set: gps_mask_t) -> Fix {
+    private static func fix(from data: UnsafePointer<gps_data_t>, set: gps_mask_t, line: UnsafeBufferPointer<CChar>)
+        -> Fix
+    {
         let raw = data.pointee.fix
-        let seconds = cgps_fix_time_seconds(data)
-        let nanoseconds = cgps_fix_time_nanoseconds(data)
-        let time = (seconds == 0 && nanoseconds == 0) ? nil
-            : UTCTime(seconds: Int64(seconds), nanoseconds: Int32(nanoseconds))
+        var time = timespec()
+        time.tv_sec = Int(cgps_fix_time_seconds(data))
+        time.tv_nsec = Int(cgps_fix_time_nanoseconds(data))
+        let text = JSONPeek.stringRange(of: "time", in: line).map { line[$0] }
         let device = String(cString: cgps_device_path(data))
         return Fix(
             device: device.isEmpty ? nil : device,
             mode: FixMode(rawValue: Int(raw.mode)) ?? .notSeen,
             status: raw.status >= 2 ? Int(raw.status) : nil,
-            time: time,
+            time: text.flatMap { receiverTime(time, text: $0) },
             latitude: finite(raw.latitude), longitude: finite(raw.longitude),
             altitudeMSL: finite(raw.altMSL), altitudeHAE: finite(raw.altHAE),
             epx: finite(raw.epx), epy: finite(raw.epy), eph: finite(raw.eph), epv: finite(raw.epv),
@@ -153,9 +155,21 @@ public final class ReportDecoder {
 @inline(__always)
 func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
 
+extension ReportDecoder {
+    /// A TPV's time as libgps read it from `text` (the `time` member's value), or nil when it is not a real
+    /// receiver time: out of range (`UTCTime(receiverSeconds:nanoseconds:)`), or text that is not an ISO 8601
+    /// UTC time, which libgps still turns into some date (month 13 into the next year, garbage into 1899).
+    static func receiverTime(_ time: timespec, text: Slice<UnsafeBufferPointer<CChar>>) -> UTCTime? {
+        let readable = text.withContiguousStorageIfAvailable { chars in
+            UTCTime(iso8601: UnsafeRawBufferPointer(chars)) != nil
+        }
+        guard readable ?? false else { return nil }
+        return UTCTime(receiverSeconds: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
+    }
+}
+
 private func timespecTime(_ time: timespec) -> UTCTime? {
-    (time.tv_sec == 0 && time.tv_nsec == 0) ? nil
-        : UTCTime(seconds: Int64(time.tv_sec), nanoseconds: Int32(time.tv_nsec))
+    UTCTime(receiverSeconds: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
 }
 
 /// A NUL-terminated C string stored in a fixed-size C array (imported as a tuple of any arity).
@@ -192,6 +206,15 @@ final class GPSDataUnpacker {
         guard let base = line.baseAddress else { return nil }
         if scansTPV, JSONPeek.hasClass("TPV", in: line), let fix = TPVScanner.fix(in: line, storingDeviceIn: data) {
             return .fix(fix)
+        }
+        // libgps's parser reads gpsd's own compact JSON only: given `"key": value` it gives up silently and
+        // keeps the previous report's values. Valid JSON in other spacing is compacted for it first.
+        if let compact = JSONPeek.compacted(line) {
+            return compact.withUnsafeBufferPointer { chars -> Report? in
+                guard let compactBase = chars.baseAddress else { return nil }
+                _ = cgps_unpack(UnsafeMutablePointer(mutating: compactBase), data)
+                return ReportDecoder.report(from: data, line: UnsafeBufferPointer(rebasing: chars.dropLast()))
+            }
         }
         _ = cgps_unpack(UnsafeMutablePointer(mutating: base), data)
         return ReportDecoder.report(from: data, line: line)

@@ -71,8 +71,7 @@ enum TPVScanner {
                     usable = false
                     return false
                 }
-                fix.time = time.tv_sec == 0 && time.tv_nsec == 0
-                    ? nil : UTCTime(seconds: Int64(time.tv_sec), nanoseconds: Int32(time.tv_nsec))
+                fix.time = ReportDecoder.receiverTime(time, text: line[value])
             case 5 where first == 0x73 || first == 0x74 || first == 0x63:  // speed, track, climb (class is quoted)
                 let name: NumberField
                 if matches(key, "speed", in: base) {

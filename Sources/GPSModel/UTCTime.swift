@@ -11,8 +11,37 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.nanoseconds = nanoseconds
     }
 
+    /// The earliest time a receiver can give: the start of GPS time, 1980-01-06T00:00:00Z.
+    public static let earliestReceiverTime = UTCTime(seconds: 315_964_800)
+    /// The end of the range a receiver time is taken in: 2100-01-01T00:00:00Z (a bad date after a cold start
+    /// or a week-number rollover can be decades off, but not past this).
+    public static let latestReceiverTime = UTCTime(seconds: 4_102_444_800)
+
+    /// A receiver's time, or nil when it is not a real time: absent (gpsd's all-zero `timespec`), out of
+    /// range (libgps gives 1899-12-31 for a `time` it cannot parse, negative seconds for others), or with
+    /// nanoseconds outside a second. Every decoder makes fix times through this (docs/contract.md §1).
+    public init?(receiverSeconds seconds: Int64, nanoseconds: Int64) {
+        guard (0..<1_000_000_000).contains(nanoseconds) else { return nil }
+        let time = UTCTime(seconds: seconds, nanoseconds: Int32(nanoseconds))
+        guard time >= UTCTime.earliestReceiverTime, time < UTCTime.latestReceiverTime else { return nil }
+        self = time
+    }
+
+    /// Whether this is in the range a receiver's time is taken in (`init(receiverSeconds:nanoseconds:)`).
+    public var isReceiverTime: Bool {
+        UTCTime(receiverSeconds: seconds, nanoseconds: Int64(nanoseconds)) != nil
+    }
+
     public static func < (lhs: UTCTime, rhs: UTCTime) -> Bool {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
+    }
+
+    /// `self` plus `seconds` (to the nanosecond).
+    public func adding(seconds: Double) -> UTCTime {
+        let total = Double(nanoseconds) / 1e9 + seconds
+        let whole = total.rounded(.down)
+        let nanos = Int32(min(max(((total - whole) * 1e9).rounded(), 0), 999_999_999))
+        return UTCTime(seconds: self.seconds + Int64(whole), nanoseconds: nanos)
     }
 
     /// Seconds from `other` to `self`.

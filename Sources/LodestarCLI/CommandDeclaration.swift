@@ -51,8 +51,8 @@ struct CommandDeclaration: Sendable {
             // A group takes `help` for `--help` (`lodestar help`).
             let parsed = try parse(arguments.first == "help" && !subcommands.isEmpty ? ["--help"] : arguments)
             if parsed.wantsHelp {
-                _ = context.standardOutput.write(help + "\n")
-                return .success
+                return context.writeOutput(help + "\n", name: (["lodestar"] + path).joined(separator: " "))
+                    ? .success : .ioError
             }
             guard let body, subcommands.isEmpty || !arguments.isEmpty else {
                 // "list, show, validate or schema"

@@ -90,7 +90,6 @@ enum ConfigCommand {
 
     /// The reader going away (`| head`) is not a failure.
     private static func write(_ text: String, context: CommandContext) -> Bool {
-        if case .failed = context.standardOutput.write(text) { return false }
-        return true
+        context.writeOutput(text, name: "lodestar config")
     }
 }

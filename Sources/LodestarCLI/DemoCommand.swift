@@ -21,12 +21,16 @@ enum DemoCommand {
             Otherwise starts a private gpsd (a free port, a pty as its device), replays a real receiver capture
             into it at the capture's own pace times --speed, and prints what 'lodestar watch' prints.
             The bundled capture is \(EmbeddedCapture.name) (18 min of a landing aircraft).
+            A capture file (from 'lodestar record --raw' or 'lodestar import') plays its receiver bytes (rx lines),
+            paced by their t; one without rx lines cannot be played into gpsd.
             With --profile, an emulated receiver plays the capture instead, and a location manager runs the
             profile against it, powering it with real commands through gpsd: the delivered locations are
             printed, what power control did goes to stderr, and the charge drawn is set against always-on.
             """,
         options: [
-            .value("capture", "file", help: "a raw NMEA/UBX log to replay instead of the bundled one"),
+            .value(
+                "capture", "file",
+                help: "a raw NMEA/UBX log, or a capture with receiver bytes (rx lines), to replay instead of the bundled one"),
             .value(
                 "speed", "factor", help: "replay this many times faster than recorded",
                 default: String(Int(defaultSpeed))),
@@ -40,6 +44,8 @@ enum DemoCommand {
                 "done: --count, --duration, Ctrl-C, SIGTERM, the end of the capture, or the reader of the output went away"),
             .usageError,
             ExitStatusDeclaration(.noInput, "the --capture file is missing or cannot be read"),
+            ExitStatusDeclaration(
+                .dataError, "the --capture file is a damaged capture, or one without receiver bytes (rx lines)"),
             ExitStatusDeclaration(.unavailable, "gpsd is not installed or did not start, or the system gpsd went away"),
             ExitStatusDeclaration(.software, "the bundled capture is damaged in this build"),
             .outputNotWritten,
@@ -94,7 +100,11 @@ enum DemoCommand {
                 contents: contents, captureName: captureName, profile: profile, speed: speed, options: options,
                 context: context)
         }
-        let log = RawLogEpochs(bytes)
+        let feedPlan: DemoFeed
+        switch DemoFeed.plan(bytes, path: capturePath, context: context) {
+        case .success(let plan): feedPlan = plan
+        case .failure(let failure): return failure.code
+        }
 
         let gpsd: PrivateGPSD
         let terminal: PseudoTerminal
@@ -110,7 +120,7 @@ enum DemoCommand {
             terminal.close()
         }
         context.say(
-            "lodestar demo: replaying \(captureName) (\(log.epochs.count) epochs) into a private gpsd on port "
+            "lodestar demo: replaying \(captureName) (\(feedPlan.summary)) into a private gpsd on port "
                 + "\(gpsd.port) through \(terminal.devicePath) at \(TextLine.fixed(speed, decimals: 0, width: 1))x")
 
         let feeder = CaptureFeeder(speed: speed)
@@ -118,7 +128,7 @@ enum DemoCommand {
         let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
         let code = WatchLoop(options: options, context: context).run(
             source: source, extraStop: { feed.isDone },
-            onWatching: { feed.start { stop in _ = feeder.feed(log, to: terminal) { stop() || context.shouldStop() } } })
+            onWatching: { feed.start { stop in _ = feedPlan.feed(feeder, to: terminal) { stop() || context.shouldStop() } } })
         feed.stop()
         if code == .success && !context.shouldStop() { feed.waitUntilDone() }
         return code
@@ -161,5 +171,50 @@ enum DemoCommand {
             }
         }
         return nil
+    }
+}
+
+/// What the demo writes into gpsd's pty: a raw log epoch by epoch, or a capture's `rx` lines (the receiver's
+/// bytes) at their `t`. A capture's JSON text is never written: gpsd would read it as noise and report nothing.
+enum DemoFeed: Sendable {
+    case rawLog(RawLogEpochs)
+    case received([(t: Double, bytes: ArraySlice<UInt8>)])
+
+    /// The plan for `bytes`, read from `path` (nil for the bundled capture): 65 with the reason for a capture
+    /// that is damaged or has no `rx` lines.
+    static func plan(_ bytes: [UInt8], path: String?, context: CommandContext) -> Result<DemoFeed, CaptureInput.Failure> {
+        guard let path, CaptureReader.looksLikeCapture(bytes) else { return .success(.rawLog(RawLogEpochs(bytes))) }
+        let contents: CaptureContents
+        switch CaptureInput.load(path, command: "demo", context: context) {
+        case .success(let loaded): contents = loaded
+        case .failure(let failure): return .failure(failure)
+        }
+        let chunks = contents.lines.compactMap { line -> (t: Double, bytes: ArraySlice<UInt8>)? in
+            guard case .received(let range) = line.payload else { return nil }
+            return (line.t, contents.rawBytes(range)[...])
+        }
+        guard !chunks.isEmpty else {
+            context.say(
+                "lodestar demo: \(path) has no receiver bytes (rx lines) to play into gpsd, only what gpsd reported; "
+                    + "record with 'lodestar record --raw', or 'lodestar import' the raw log, to make one that plays "
+                    + "(or use 'lodestar demo --profile NAME --capture \(path)', whose emulated receiver plays its fixes)")
+            return .failure(CaptureInput.Failure(code: .dataError))
+        }
+        return .success(.received(chunks))
+    }
+
+    /// For the status line: how much there is to play.
+    var summary: String {
+        switch self {
+        case .rawLog(let log): "\(log.epochs.count) epochs"
+        case .received(let chunks): "\(chunks.count) receiver chunks"
+        }
+    }
+
+    func feed(_ feeder: CaptureFeeder, to terminal: PseudoTerminal, shouldStop: () -> Bool) -> CaptureFeeder.Outcome {
+        switch self {
+        case .rawLog(let log): feeder.feed(log, to: terminal, shouldStop: shouldStop)
+        case .received(let chunks): feeder.feed(chunks, to: terminal, shouldStop: shouldStop)
+        }
     }
 }

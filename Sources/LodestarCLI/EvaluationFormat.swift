@@ -119,7 +119,7 @@ enum EvaluationFormat {
         var lines: [String] = []
         let minutes = TextLine.fixed(evaluation.duration / 60, decimals: 1, width: 1)
         lines.append(
-            "\(capture): \(evaluation.trueFixes) true fixes over \(minutes) min; profile \(profile), receiver "
+            "\(capture): \(evaluation.trueFixes) true fixes over \(minutes) min; profile \(profile), simulated receiver "
                 + "\(evaluation.receiver.name), staleness bound \(TextLine.fixed(evaluation.bound, decimals: 0, width: 1)) m")
         lines.append(assumption(evaluation.receiver))
         lines.append("")

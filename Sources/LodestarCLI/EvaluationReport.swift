@@ -42,7 +42,8 @@ enum EvaluationReport {
 
     private static func header(_ evaluation: Evaluation, capture: String, profile: String) -> String {
         var text = "<header>\n<h1>\(escape(capture))</h1>\n<p class=\"subtitle\">"
-        text += "profile <b>\(escape(profile))</b> · receiver <b>\(escape(evaluation.receiver.name))</b> · "
+        text += "profile <b>\(escape(profile))</b> · simulated receiver <b>\(escape(evaluation.receiver.name))</b> "
+        text += "(no receiver was used: the model's times to first fix and currents) · "
         text += "staleness bound <b>\(number(evaluation.bound, decimals: 0)) m</b> · "
         text += "\(evaluation.trueFixes) true fixes over \(number(evaluation.duration / 60, decimals: 1)) min</p>\n"
         let sleeps = SleepEpisode.episodes(evaluation.timeline, events: evaluation.events)
@@ -136,6 +137,9 @@ enum EvaluationReport {
             text += "<p class=\"none\">The policy never paused on this capture.</p>\n"
         } else {
             let details = evaluation.events.filter { $0.kind.name == "paused" }.map(\.detail)
+            text += "<p class=\"none\">Times are since the start of the capture; t is the capture's own clock. "
+            text += "A dash: the pause fell in no true stop of the capture (no stop as long as the activity's window, "
+            text += "within half its radius), or the receiver never resumed, so there is no delay to measure.</p>\n"
             text += "<table class=\"pauses\">\n<thead><tr><th>#</th><th>paused at</th><th>after the true stop</th>"
             text += "<th>resumed at</th><th>after the departure</th><th>why</th></tr></thead>\n<tbody>\n"
             let origin = evaluation.truth.first
@@ -204,14 +208,16 @@ enum EvaluationReport {
             + (event.detail.isEmpty ? "" : ": \(event.detail)")
     }
 
-    /// Seconds since the capture's start as m:ss or h:mm:ss.
+    /// Seconds since the capture's start as `+13 min 45 s` or `+1 h 02 min 05 s`: an offset, which `13:45`
+    /// would not read as (it looks like a time of day).
     static func clock(_ seconds: Double) -> String {
         let total = seconds.isFinite ? Int(max(0, min(seconds, 1e9)).rounded()) : 0
         let hours = total / 3600
         let minutes = (total % 3600) / 60
         let rest = total % 60
         let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
-        return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(rest))" : "\(minutes):\(twoDigits(rest))"
+        return hours > 0
+            ? "+\(hours) h \(twoDigits(minutes)) min \(twoDigits(rest)) s" : "+\(minutes) min \(twoDigits(rest)) s"
     }
 
     private static let css = """
@@ -231,13 +237,13 @@ enum EvaluationReport {
         .powerSave { stroke: #0891b2; stroke-width: 3; }
         .acquiring { stroke: #f59e0b; stroke-width: 4.5; }
         .standby { stroke: #c026d3; stroke-width: 6; }
-        .off { stroke: #dc2626; stroke-width: 6; }
+        .off { stroke: #059669; stroke-width: 6; }
         .truth { fill: none; stroke: #9ca3af; stroke-width: 1.2; stroke-linejoin: round; }
         .delivered { fill: none; stroke: #111827; stroke-width: 2.2; stroke-linecap: round; }
-        .sleep { fill: #dc2626; fill-opacity: .22; stroke: #dc2626; stroke-width: 2; }
+        .sleep { fill: #059669; fill-opacity: .22; stroke: #059669; stroke-width: 2; }
         .sleep.standby { fill: #c026d3; stroke: #c026d3; }
         rect.tracking { fill: #2563eb; } rect.powerSave { fill: #0891b2; } rect.acquiring { fill: #f59e0b; }
-        rect.standby { fill: #c026d3; } rect.off { fill: #dc2626; }
+        rect.standby { fill: #c026d3; } rect.off { fill: #059669; }
         rect.band { stroke: none; }
         .axis { stroke: #6b7280; stroke-width: 1; fill: none; }
         .grid { stroke: #e5e7eb; stroke-width: 1; fill: none; }

@@ -126,7 +126,7 @@ struct TrackMap {
         }
 
         // Sleeps standing still (or creeping) hardly draw a line: a disc over where each was, sized by how long.
-        // Only sleeps of a minute or more: the seconds-long naps between fixes are the red track itself, and a
+        // Only sleeps of a minute or more: the seconds-long naps between fixes are the green (off) track itself, and a
         // disc for each would bury the map.
         for episode in SleepEpisode.episodes(evaluation.timeline, events: evaluation.events)
         where episode.span >= EvaluationReport.discMinimum {

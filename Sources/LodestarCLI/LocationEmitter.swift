@@ -57,10 +57,10 @@ struct LocationEmitter {
     }
 
     /// Prints a location the caller already has (a simulated replay's deliveries).
-    mutating func print(_ location: Location) {
+    mutating func print(_ location: Location, t: Double? = nil) {
         guard !finished else { return }
         open()
-        if write(printer.line(for: location)) {
+        if write(printer.line(for: location, t: t)) {
             printed += 1
             if let count, printed >= count { finished = true }
         }
@@ -132,7 +132,7 @@ struct LocationEmitter {
         case .readerGone:
             writable = false
         case .failed(let code):
-            context.say("\(name): cannot write output: \(String(cString: strerror(code)))")
+            context.say("\(name): cannot write output: \(CommandContext.reason(code))")
             outcome = .ioError
             writable = false
         }

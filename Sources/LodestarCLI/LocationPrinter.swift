@@ -54,9 +54,10 @@ public struct LocationPrinter: Sendable {
 
     /// The piece for one location (one line for jsonl and text; for gpx and geojson possibly with the
     /// segment change before it). Empty after `footer()`.
-    public mutating func line(for location: Location) -> String {
+    /// `t` (seconds since the start of a simulated replay) goes on jsonl lines only.
+    public mutating func line(for location: Location, t: Double? = nil) -> String {
         switch format {
-        case .jsonl: return JSONLine.location(location)
+        case .jsonl: return JSONLine.location(location, t: t)
         case .text: return TextLine.location(location)
         case .gpx, .geojson: break
         }
@@ -75,7 +76,8 @@ public struct LocationPrinter: Sendable {
             featureWritten = true
             GeoJSONText.appendPointFeature(location, to: &bytes)
             let position = Position(
-                longitude: location.longitude, latitude: location.latitude, altitude: location.altitude)
+                longitude: location.longitude, latitude: location.latitude,
+                altitude: Precision.altitude(location.altitude))
             if newSegment || runs.isEmpty { runs.append([position]) } else { runs[runs.count - 1].append(position) }
         }
         return String(decoding: bytes, as: UTF8.self)
@@ -126,7 +128,8 @@ enum GeoJSONText {
         bytes.append(contentsOf: #"{"type":"Feature","geometry":{"type":"Point","coordinates":"#.utf8)
         appendPosition(
             LocationPrinter.Position(
-                longitude: location.longitude, latitude: location.latitude, altitude: location.altitude),
+                longitude: location.longitude, latitude: location.latitude,
+                altitude: Precision.altitude(location.altitude)),
             withAltitude: location.altitude?.isFinite ?? false, to: &bytes)
         bytes.append(contentsOf: #"},"properties":"#.utf8)
         var properties = JSONObject()

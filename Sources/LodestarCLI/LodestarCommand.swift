@@ -17,8 +17,7 @@ public enum LodestarCommand {
         exitStatuses: ExitCode.allCases.map { ExitStatusDeclaration($0, $0.summary) },
         // Runs only for `--version`, the one option of its own.
         body: { _, context in
-            _ = context.standardOutput.write("lodestar \(version)\n")
-            return .success
+            context.writeOutput("lodestar \(version)\n", name: "lodestar") ? .success : .ioError
         })
 
     /// Runs one command line (without the program name) and returns its exit status.

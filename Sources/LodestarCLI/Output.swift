@@ -87,6 +87,25 @@ public struct CommandContext: Sendable {
 
     /// `SIGTERM`, `SIGINT`: what asked to stop, for messages.
     var stopName: String { TerminationSignals.signalNumber == SIGTERM ? "SIGTERM" : "SIGINT" }
+
+    /// Writes one piece of a command's output to standard output. Every command's output goes through here
+    /// (or `LocationEmitter`, which says the same), so a failed write is never silent: `NAME: cannot write
+    /// output: REASON` on stderr, and false (the caller exits 74). The reader going away (`| head`) is not a
+    /// failure.
+    func writeOutput(_ text: String, name: String) -> Bool {
+        switch standardOutput.write(text) {
+        case .written, .readerGone:
+            return true
+        case .failed(let code):
+            say("\(name): cannot write output: \(Self.reason(code))")
+            return false
+        }
+    }
+
+    /// strerror's text for `code`.
+    static func reason(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
 }
 
 /// SIGINT and SIGTERM end commands cleanly: the handler only sets a flag the read loops look at.

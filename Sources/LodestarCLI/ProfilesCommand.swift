@@ -136,10 +136,7 @@ enum ProfilesCommand {
     }
 
     private static func write(_ text: String, context: CommandContext) -> Bool {
-        switch context.standardOutput.write(text) {
-        case .written, .readerGone: true
-        case .failed: false
-        }
+        context.writeOutput(text, name: "lodestar profiles")
     }
 }
 

@@ -36,6 +36,7 @@ enum ReceiverCommand {
             "gpsd unreachable, no receiver identified, or the receiver did not do what was asked (no effect, did not"
                 + " wake)"),
         ExitStatusDeclaration(.cannotCreate, "the --model-file could not be written"),
+        .outputNotWritten,
     ]
 
     static let declaration = CommandDeclaration(
@@ -270,7 +271,7 @@ enum ReceiverCommand {
 
     private static func write(_ lines: [String], context: CommandContext) -> ExitCode {
         guard !lines.isEmpty else { return .success }
-        return context.standardOutput.write(lines.joined(separator: "\n") + "\n") == .written ? .success : .ioError
+        return context.writeOutput(lines.joined(separator: "\n") + "\n", name: "lodestar receiver") ? .success : .ioError
     }
 
     private static func regimeList(_ regimes: Set<ReceiverRegime>) -> String {

@@ -184,6 +184,9 @@ final class CaptureStream {
         for warning in reader.parser.warnings {
             context.say("lodestar \(command): warning: \(path):\(warning.line ?? 0): \(warning.message)")
         }
+        if reader.parser.warningsNotKept > 0 {
+            context.say("lodestar \(command): warning: \(path): \(reader.parser.warningsNotKept) more lines skipped")
+        }
         return nil
     }
 
@@ -227,7 +230,8 @@ enum ReplayCommand {
                     /etc/lodestar/profiles) with the receiver simulated: while the policy has it down its fixes \
                     do not exist, and after a wake the first fix comes after the receiver model's time to first \
                     fix. jsonl then also prints {"type":"regime",...} and {"type":"event",...} lines, in time \
-                    order; text prints them as '#' lines. Deterministic: the same input, the same bytes
+                    order, every line with t (seconds since the start) and timestamp; text prints them as '#' \
+                    lines. Deterministic: the same input, the same bytes
                     """,
                 excludes: "through-gpsd"),
             .value(
@@ -389,23 +393,24 @@ enum ReplayCommand {
         var emitter = LocationEmitter(
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
             announcesStream: false)
-        context.say(
-            "lodestar replay: profile \(profile.name) on a simulated receiver (\(profile.receiver.name) model, "
-                + "\(profile.receiver.connection.rawValue)): no real receiver is powered")
         emitter.open()
+        context.say("lodestar replay: " + SimulationLine.receiverNote(profile: profile))
+        let started = stream.header.started
         let run = SimulationRun(setup: profile.simulationSetup)
         let replayer = CaptureReplayer()
         var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
         var pacer: Pacer?
         func show(_ output: SimulationOutput) {
             switch output {
-            case .locations(_, let locations):
-                for location in locations where !emitter.finished { emitter.print(location) }
+            case .locations(let t, let locations):
+                for location in locations where !emitter.finished { emitter.print(location, t: t) }
             case .regime(let t, let regime, let reason):
                 if !regime.producesFixes { emitter.breakSegment() }
-                emitter.printAnnotation(SimulationLine.regime(t: t, regime, reason: reason, format: format))
+                emitter.printAnnotation(
+                    SimulationLine.regime(t: t, started: started, regime, reason: reason, format: format))
             case .event(let t, let kind, let detail):
-                emitter.printAnnotation(SimulationLine.event(t: t, kind, detail: detail, format: format))
+                emitter.printAnnotation(
+                    SimulationLine.event(t: t, started: started, kind, detail: detail, format: format))
             }
         }
         let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
@@ -498,12 +503,7 @@ enum ReplayCommand {
             json
             ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seen)
             : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seen)
-        switch context.standardOutput.write(text) {
-        case .written, .readerGone: return .success
-        case .failed(let code):
-            context.say("lodestar replay: cannot write output: \(SystemError("write", "stdout", code: code).reason)")
-            return .ioError
-        }
+        return context.writeOutput(text, name: "lodestar replay") ? .success : .ioError
     }
 
     /// The capture's times to first fix seen live, after the locations: `#` lines in text; in the formats

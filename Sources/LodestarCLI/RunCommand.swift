@@ -35,6 +35,8 @@ enum RunCommand {
             ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) cannot be used"),
             ExitStatusDeclaration(.cannotCreate, "the state or runtime directory cannot be made or written"),
             ExitStatusDeclaration(.config, "the config or its profile is not valid: every problem with its key path"),
+            ExitStatusDeclaration(
+                .ioError, "--help could not be written (a stdout output that fails while running is logged instead)"),
         ],
         body: run(_:context:))
 
@@ -65,7 +67,8 @@ enum RunCommand {
                             switch context.standardOutput.write(text) {
                             case .written: break
                             case .readerGone: throw OutputFailure(path: "stdout", reason: "the reader went away")
-                            case .failed(let code): throw OutputFailure(path: "stdout", reason: "errno \(code)")
+                            case .failed(let code):
+                                throw OutputFailure(path: "stdout", reason: CommandContext.reason(code))
                             }
                         }, log: { context.say($0) })
                 },

@@ -61,10 +61,7 @@ enum StatusCommand {
             parsed.flags.contains("json")
             ? JSONWriter.text(json(status, liveness: liveness, now: now))
             : lines(status, liveness: liveness, now: now).joined(separator: "\n") + "\n"
-        switch context.standardOutput.write(text) {
-        case .written, .readerGone: break
-        case .failed: return .ioError
-        }
+        guard context.writeOutput(text, name: "lodestar status") else { return .ioError }
         return liveness == .stopped ? .unavailable : .success
     }
 

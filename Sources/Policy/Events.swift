@@ -139,6 +139,9 @@ public enum PolicyEventKind: Sendable, Equatable {
     case acquisitionFailed
     case receiverLost
     case receiverBack
+    /// A duty-cycle wake, or a wake from a predictive nap, got its fix but the distance filter held it back:
+    /// the receiver was powered up and nothing was delivered.
+    case wakeDeliveredNothing
 
     /// The name used in JSON output (`"kind"`).
     public var name: String {
@@ -152,6 +155,7 @@ public enum PolicyEventKind: Sendable, Equatable {
         case .acquisitionFailed: "acquisitionFailed"
         case .receiverLost: "receiverLost"
         case .receiverBack: "receiverBack"
+        case .wakeDeliveredNothing: "wakeDeliveredNothing"
         }
     }
 }

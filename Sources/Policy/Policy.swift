@@ -247,12 +247,14 @@ public struct Policy: Sendable {
                 warmUpFallback(location, problem: accuracyProblem, now: now)
                 return
             }
-            if state.napWakeTimeout != nil {
+            let napWake = state.napWakeTimeout != nil
+            if napWake {
                 cancelTimer(.acquisitionTimeout)
                 state.napWakeTimeout = nil
                 state.failures = 0
             }
-            deliver(location, state: &state, now: now)
+            let held = deliver(location, state: &state, now: now)
+            if napWake { emitIfHeld(held) }
             if let rule = stationaryRule {
                 let stationaryFor = state.detector.observe(
                     location, now: now, rule: rule, maximumGap: stationaryGap)
@@ -268,7 +270,7 @@ public struct Policy: Sendable {
                 actions.append(.discard(location, accuracyProblem))
                 break
             }
-            deliver(location, state: &state, now: now)
+            emitIfHeld(deliver(location, state: &state, now: now))
             cancelTimer(.acquisitionTimeout)
             state.failures = 0
             let interval = dutyCycleInterval(state.configuration)
@@ -344,13 +346,26 @@ public struct Policy: Sendable {
         }
     }
 
-    /// Hands a location to the application (or to the deferral), after the distance filter.
-    private mutating func deliver(_ location: Location, state: inout Updates, now: Instant) {
+    /// A wake's fix held back by the distance filter (`deliver`'s result) is said: the receiver was powered up
+    /// for nothing the application sees (docs/contract.md §10).
+    private mutating func emitIfHeld(_ held: (distance: Double, filter: Double)?) {
+        guard let held else { return }
+        emit(
+            .wakeDeliveredNothing,
+            "wake delivered nothing: held by the distance filter (\(Words.distance(held.distance)) < \(Words.distance(held.filter)))")
+    }
+
+    /// Hands a location to the application (or to the deferral), after the distance filter. The distance and
+    /// the filter when the filter held it back, nil when it was delivered.
+    @discardableResult
+    private mutating func deliver(_ location: Location, state: inout Updates, now: Instant)
+        -> (distance: Double, filter: Double)?
+    {
         if let filter = state.configuration.distanceFilter, let last = state.lastDelivered {
             let distance = Geodesy.distance(from: last, to: location)
             if distance < filter {
                 actions.append(.discard(location, .distanceFiltered(distance: distance, filter: filter)))
-                return
+                return (distance, filter)
             }
         }
         let previous = state.lastDelivered
@@ -365,6 +380,7 @@ public struct Policy: Sendable {
         } else {
             actions.append(.deliver([outgoing]))
         }
+        return nil
     }
 
     private mutating func pause(

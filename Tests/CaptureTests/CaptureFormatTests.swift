@@ -176,13 +176,52 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
         #expect(error?.line == 1)
     }
 
-    @Test func unknownKeysAndUnknownLinesAreIgnored() throws {
+    /// Unknown keys are ignored; a line with no key this version reads is skipped with a warning naming it.
+    @Test func unknownKeysAreIgnoredAndUnknownLinesSkippedWithAWarning() throws {
         let bytes = capture(
             [#"{"t":1,"future":[1,{"a":null}],"gpsd":"# + tpv + "}", #"{"t":1.5,"marker":"lap"}"#, #"{"t":2,"gpsd":"# + sky + "}"],
             header: #"{"lodestar":"capture","version":1,"newField":{"x":true}}"#)
         let contents = try CaptureReader.read(bytes)
         #expect(contents.lines.count == 2)
         #expect(contents.lines.map(\.number) == [2, 4])
+        #expect(contents.warnings.map(\.line) == [3])
+        #expect(contents.warnings.first?.message.contains("none of the keys this lodestar reads") == true)
+    }
+
+    /// JSON with spaces after `:` and `,` (Python's json module) replays the same fixes as gpsd's compact
+    /// form: the fast paths that peek at the text (the class, the epoch's time) read any JSON spacing.
+    @Test func spacedJSONReplaysLikeCompactJSON() throws {
+        // A space after every `:` and `,` outside strings (these lines have no escapes).
+        func spaced(_ line: String) -> String {
+            var result = ""
+            var inString = false
+            for character in line {
+                result.append(character)
+                if character == "\"" { inString.toggle() }
+                if !inString, character == ":" || character == "," { result.append(" ") }
+            }
+            return result
+        }
+        let first = #"{"class":"TPV","device":"/dev/ttyACM0","mode":2,"time":"2026-11-30T03:22:01.000Z","lat":52.1,"lon":4.3}"#
+        let next = #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2026-11-30T03:22:02.000Z","lat":52.2,"lon":4.4,"altMSL":4.0}"#
+        let lines = [
+            #"{"t":0.9,"gpsd":"# + sky + "}", #"{"t":1.0,"gpsd":"# + first + "}", #"{"t":1.1,"gpsd":"# + tpv + "}",
+            #"{"t":2.0,"gpsd":"# + next + "}",
+        ]
+        func fixes(_ lines: [String]) throws -> [Fix] {
+            var fixes: [Fix] = []
+            let contents = try CaptureReader.read(capture(lines))
+            #expect(contents.warnings.isEmpty)
+            CaptureReplayer(contents).run(onEvent: { _, event in
+                if case .fix(let fix) = event { fixes.append(fix) }
+            })
+            return fixes
+        }
+        let compact = try fixes(lines)
+        #expect(compact.count == 2)
+        #expect(try fixes(lines.map(spaced)) == compact)
+        // One spaced line after compact ones is understood too.
+        #expect(try fixes(Array(lines.dropLast()) + [spaced(lines[3])]) == compact)
     }
 
     @Test func replayDecodesTheCapturedReportsWithLibgpsAndCollapsesEpochs() throws {

@@ -40,10 +40,34 @@ import Testing
         #"{"class":"TPV","device":"/dev/"# + String(repeating: "x", count: 130) + #"","mode":3,"lat":1.5,"lon":2}"#,
         #"{"class":"TPV","device":"/dev/pts/1","mode":3,"lat":1.5x,"lon":nan,"speed":null}"#,
         #"{"class":"TPV","device":"/dev/pts/1","mode":"3","time":1490958084.0,"lat":1.5,"lon":2}"#,
-        #"{ "class" : "TPV" , "device" : "/dev/pts/1" , "mode" : 3 , "lat" : 1.5 , "lon" : 2 }"#,
         #"{"class":"TPV","device":"/dev/pts/1","mode":3,"xdevice":"no","lat":1.5,"lon":2,"lat":3}"#,
         #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"not a time","lat":1.5"#,
     ]
+
+    /// A `time` that is not a real receiver time (libgps gives 1899-12-31 for text it cannot parse, the
+    /// epoch or earlier for others) is no time at all, both ways: such a fix carries no receiver time, so it
+    /// never becomes a location stamped 1899 or 1970.
+    @Test(arguments: [
+        "not a time", "1899-12-31T00:00:00.000Z", "1970-01-01T00:00:00.000Z", "1979-12-31T23:59:59.000Z",
+        "2017-13-45T99:99:99.000Z", "", "2200-01-01T00:00:00.000Z",
+    ])
+    func invalidTimesAreNoTime(time: String) {
+        let line = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":""# + time + #"","lat":1.5,"lon":2}"#
+        let (scanned, libgps) = bothWays([line])
+        for report in scanned + libgps {
+            guard case .fix(let fix)? = report else {
+                Issue.record("not a fix: \(String(describing: report))")
+                continue
+            }
+            #expect(fix.time == nil, "\(time) gave \(String(describing: fix.time))")
+            #expect(LocationAssembler().location(for: fix) == nil)
+        }
+        let valid = bothWays([#"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"1980-01-06T00:00:00.000Z","lat":1.5,"lon":2}"#])
+        for report in valid.scanned + valid.libgps {
+            guard case .fix(let fix)? = report else { continue }
+            #expect(fix.time?.iso8601 == "1980-01-06T00:00:00.000Z")
+        }
+    }
 
     @Test func recordedLinesDecodeAsLibgpsDecodesThem() {
         let (scanned, libgps) = bothWays(Self.recorded)
@@ -58,6 +82,31 @@ import Testing
         for (index, line) in lines.enumerated() {
             #expect(scanned[index] == libgps[index], "\(line)")
         }
+    }
+
+    /// Valid JSON in any spacing is read as it says, both ways: libgps's own parser gives up on `"key": 1`
+    /// and keeps the previous fix, so the decoder compacts such a line before handing it to libgps.
+    @Test func spacedJSONIsReadAsItSays() {
+        let pythonStyle = #"{"class": "TPV", "device": "/dev/pts/1", "mode": 3, "time": "2024-05-01T12:00:03.250Z", "lat": 1.5, "lon": 2, "eph": 3.5}"#
+        let (scanned, libgps) = bothWays([Self.recorded[2], pythonStyle])
+        #expect(scanned == libgps)
+        guard case .fix(let fix)? = scanned[1] else {
+            Issue.record("not a fix: \(String(describing: scanned[1]))")
+            return
+        }
+        #expect(fix.latitude == 1.5 && fix.longitude == 2 && fix.eph == 3.5)
+        #expect(fix.time?.iso8601 == "2024-05-01T12:00:03.250Z")
+
+        let spacedAround = #"{ "class" : "TPV" , "device" : "/dev/pts/1" , "mode" : 3 , "lat" : 1.5 , "lon" : 2 }"#
+        let aroundBothWays = bothWays([Self.recorded[2], spacedAround])
+        #expect(aroundBothWays.scanned == aroundBothWays.libgps)
+        let scannedAround = aroundBothWays.scanned
+        guard case .fix(let around)? = scannedAround[1] else {
+            Issue.record("not a fix: \(String(describing: scannedAround[1]))")
+            return
+        }
+        #expect(around.device == "/dev/pts/1" && around.mode == .threeD)
+        #expect(around.latitude == 1.5 && around.longitude == 2 && around.time == nil && around.eph == nil)
     }
 
     @Test func numbersAndTimesAsGPSDWritesThemDecodeAsLibgpsDecodesThem() {
@@ -78,6 +127,31 @@ import Testing
         }
         let (scanned, libgps) = bothWays(lines)
         #expect(scanned == libgps)
+    }
+
+    /// Other classes spaced as Python writes JSON decode as gpsd's compact lines do (libgps reads them compacted).
+    @Test func spacedOtherClassesDecodeAsCompactOnes() {
+        let lines = [
+            #"{"class":"GST","device":"/dev/pts/0","time":"2024-05-01T12:00:03.000Z","rms":2.500,"major":3.100,"minor":2.200,"orient":45.000,"lat":2.800,"lon":2.600,"alt":4.100}"#,
+            #"{"class":"DEVICE","path":"/dev/pts/1","driver":"u-blox","subtype":"SW ROM CORE 3.01 (107888)","activated":"2017-03-31T11:01:24.000Z"}"#,
+            #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
+        ]
+        func spaced(_ line: String) -> String {
+            var result = ""
+            var inString = false
+            for character in line {
+                result.append(character)
+                if character == "\"" { inString.toggle() }
+                if !inString, character == ":" || character == "," { result.append(" ") }
+            }
+            return result
+        }
+        let compact = bothWays(lines).libgps
+        #expect(compact.allSatisfy { $0 != nil })
+        // Each after a compact TPV, so a line libgps gave up on would show the TPV's values.
+        let spacedLines = lines.flatMap { [Self.recorded[2], spaced($0)] }
+        let decoded = bothWays(spacedLines)
+        #expect(decoded.libgps.enumerated().filter { $0.offset % 2 == 1 }.map(\.element) == compact)
     }
 
     @Test func otherClassesStillGoThroughLibgps() {

@@ -42,6 +42,24 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     return EpochPosition.fromGpspipe(String(decoding: data, as: UTF8.self))
 }
 
+/// `json` as Python's json module writes it: a space after every `:` and `,` outside strings.
+func spacedJSON(_ json: String) -> String {
+    var result = ""
+    var inString = false
+    var escaped = false
+    for character in json {
+        result.append(character)
+        if inString {
+            if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+        } else if character == "\"" {
+            inString = true
+        } else if character == ":" || character == "," {
+            result.append(" ")
+        }
+    }
+    return result
+}
+
 /// Import and replay of every capture in the repo, against gpsdecode's own decoding.
 @Suite struct ImportReplayTests {
     @Test(arguments: Fixtures.captureNames)
@@ -253,6 +271,51 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
         let result = runCommand(["replay", path, "--format", "jsonl"])
         #expect(result.code == 0)
         #expect(result.error.contains("warning: \(path):4: torn final line"))
+        #expect(result.output.split(whereSeparator: \.isNewline).count == 2)
+    }
+
+    /// A real capture rewritten as Python's json module writes it (a space after each `:` and `,`) replays
+    /// the same locations as the compact one, and one such line appended to a compact capture is understood.
+    @Test func aSpacedCaptureReplaysLikeTheCompactOne() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let compact = folder + "/compact.capture"
+        #expect(runCommand(["import", Fixtures.path("gpsd-mtk-mt3339.nmea"), "-o", compact]).code == 0)
+        let lines = try String(contentsOfFile: compact, encoding: .utf8).split(separator: "\n").map(String.init)
+        func spaced(_ line: String) throws -> String {
+            let text = spacedJSON(line)
+            #expect(try JSONSerialization.jsonObject(with: Data(text.utf8)) is [String: Any])
+            return text
+        }
+        let spacedPath = folder + "/spaced.capture"
+        try (lines.map(spaced).joined(separator: "\n") + "\n").write(toFile: spacedPath, atomically: true, encoding: .utf8)
+        let expected = runCommand(["replay", compact, "--format", "jsonl"])
+        #expect(expected.code == 0)
+        #expect(expected.output.split(separator: "\n").count > 10)
+        let replayed = runCommand(["replay", spacedPath, "--format", "jsonl"])
+        #expect(replayed.code == 0, "\(replayed.error)")
+        #expect(replayed.output == expected.output)
+        #expect(!replayed.error.contains("warning"), "\(replayed.error)")
+
+        // The last TPV line spaced, after the compact rest.
+        let lastTPV = try #require(lines.lastIndex { $0.contains(#""class":"TPV""#) })
+        var mixed = lines
+        mixed[lastTPV] = try spaced(lines[lastTPV])
+        let mixedPath = folder + "/mixed.capture"
+        try (mixed.joined(separator: "\n") + "\n").write(toFile: mixedPath, atomically: true, encoding: .utf8)
+        let mixedReplay = runCommand(["replay", mixedPath, "--format", "jsonl"])
+        #expect(mixedReplay.output == expected.output)
+        #expect(mixedReplay.error.isEmpty, "\(mixedReplay.error)")
+    }
+
+    /// A line that is valid JSON but carries nothing this lodestar reads is a warning naming FILE:LINE.
+    @Test func aValidButUnknownLineWarnsWithFileAndLine() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = try capture(folder, [Self.header, Self.tpv, #"{"t": 1.5, "gspd": {"class": "TPV"}}"# + "\n", Self.tpv2])
+        let result = runCommand(["replay", path, "--format", "jsonl"])
+        #expect(result.code == 0)
+        #expect(result.error.contains("lodestar replay: warning: \(path):3: skipped: a JSON object with none of the keys"), "\(result.error)")
         #expect(result.output.split(whereSeparator: \.isNewline).count == 2)
     }
 

@@ -110,9 +110,37 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
         let line = printedLine(.jsonl, full)
         #expect(line.hasSuffix("}\n"))
         #expect(
-            line == #"{"type":"location","timestamp":"2017-03-31T11:01:24.000Z","latitude":55.088849833,"longitude":38.976455417,"altitude":2177.0,"horizontalAccuracy":2.466,"verticalAccuracy":2.3,"speed":78.504,"speedAccuracy":0.5,"course":86.2,"courseAccuracy":1.5,"fixMode":"3d","satellitesUsed":9,"hdop":0.9,"device":"/dev/pts/1"}"# + "\n")
+            line == #"{"type":"location","timestamp":"2017-03-31T11:01:24.000Z","latitude":55.088849833,"longitude":38.976455417,"altitude":2177.0,"horizontalAccuracy":2.47,"verticalAccuracy":2.3,"speed":78.504,"speedAccuracy":0.5,"course":86.2,"courseAccuracy":1.5,"fixMode":"3d","satellitesUsed":9,"hdop":0.9,"device":"/dev/pts/1"}"# + "\n")
         let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         #expect(object?["latitude"] as? Double == 55.088849833)
+    }
+
+    /// Figures derived by scaling are written to a sensible precision in every format (no float noise);
+    /// coordinates in full.
+    @Test func figuresAreRoundedCoordinatesAreNot() throws {
+        var noisy = full
+        noisy.horizontalAccuracy = 262.08057142857143
+        noisy.verticalAccuracy = 1.0 / 3.0
+        noisy.altitude = 2177.123456789
+        noisy.speed = 78.50412345
+        noisy.hdop = 0.8999999999999999
+        noisy.latitude = 55.08884983312345
+        let jsonl = printedLine(.jsonl, noisy)
+        #expect(jsonl.contains(#""horizontalAccuracy":262.08,"#), "\(jsonl)")
+        #expect(jsonl.contains(#""verticalAccuracy":0.33,"#))
+        #expect(jsonl.contains(#""altitude":2177.123,"#))
+        #expect(jsonl.contains(#""speed":78.504,"#))
+        #expect(jsonl.contains(#""hdop":0.9,"#))
+        #expect(jsonl.contains(#""latitude":55.08884983312345,"#))
+        var geojson = LocationPrinter(format: .geojson)
+        let feature = geojson.line(for: noisy)
+        #expect(feature.contains(#""horizontalAccuracy":262.08,"#), "\(feature)")
+        #expect(feature.contains("2177.123]"))
+        var gpx = LocationPrinter(format: .gpx)
+        let point = gpx.line(for: noisy)
+        #expect(point.contains("<ele>2177.123</ele>"), "\(point)")
+        #expect(point.contains("<hdop>0.9</hdop>"))
+        #expect(point.contains("<gpxtpx:speed>78.504</gpxtpx:speed>"))
     }
 
     @Test func unknownValuesAreAbsentKeys() throws {
@@ -166,6 +194,43 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
         #expect(error.contains("power: receiverIdentified: u-blox"), "\(error)")
         #expect(error.contains("power: regimeCommanded"), "\(error)")
         #expect(error.contains("always on it would have drawn"), "\(error)")
+    }
+
+    /// A capture (here an imported one) plays its rx bytes into gpsd: the fixes come out as from the raw log.
+    @Test func demoPlaysTheReceiverBytesOfACapture() throws {
+        let folder = NSTemporaryDirectory() + "lodestar-demo-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let capture = folder + "/moving.capture"
+        #expect(run(["import", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "-o", capture]).0 == 0)
+        let (code, output, error) = run(["demo", "--capture", capture, "--speed", "1000", "--format", "jsonl",
+                                         "--count", "5"])
+        #expect(code == 0, "\(error)")
+        let fromCapture = try EpochPosition.fromLodestar(output.split(whereSeparator: \.isNewline).map(String.init))
+        #expect(fromCapture.count == 5)
+        #expect(error.contains("receiver chunks"), "\(error)")
+        let (_, rawOutput, _) = run(["demo", "--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"),
+                                     "--speed", "1000", "--format", "jsonl", "--count", "5"])
+        #expect(fromCapture == (try EpochPosition.fromLodestar(rawOutput.split(whereSeparator: \.isNewline).map(String.init))))
+    }
+
+    /// A capture with only gpsd lines cannot be played into gpsd: 65, saying why and what would play.
+    @Test func demoRefusesACaptureWithoutReceiverBytes() throws {
+        let folder = NSTemporaryDirectory() + "lodestar-demo-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let capture = folder + "/moving.capture"
+        #expect(run(["import", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "-o", capture]).0 == 0)
+        let text = try String(contentsOfFile: capture, encoding: .utf8)
+        let withoutRx = text.split(separator: "\n").filter { !$0.contains(#""rx":"#) }.joined(separator: "\n") + "\n"
+        #expect(withoutRx.count < text.count)
+        let gpsdOnly = folder + "/gpsd-only.capture"
+        try withoutRx.write(toFile: gpsdOnly, atomically: true, encoding: .utf8)
+        let (code, output, error) = run(["demo", "--capture", gpsdOnly, "--speed", "1000"])
+        #expect(code == 65)
+        #expect(output.isEmpty)
+        #expect(error.contains("\(gpsdOnly) has no receiver bytes (rx lines)"), "\(error)")
+        #expect(error.contains("record --raw"))
     }
 
     @Test func embeddedCaptureIsByteIdenticalToTheFixture() throws {

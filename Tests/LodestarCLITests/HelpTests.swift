@@ -244,6 +244,98 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         }
     }
 
+    /// Every command that writes to stdout says so on stderr when the write fails (a full disk, /dev/full),
+    /// and exits 74: the help of every command, --version, and each command's own output.
+    @Test func aFailedWriteIsSaidOnStandardError() throws {
+        let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
+        let examplesConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
+        let cases: [[String]] = commandPaths.map { $0 + ["--help"] } + [
+            ["--version"], ["profiles", "show", "car"], ["profiles", "list"], ["profiles", "schema"],
+            ["profiles", "validate", "car"], ["config", "show", "--config", examplesConfig],
+            ["config", "validate", "--config", examplesConfig], ["replay", capture, "--format", "jsonl"],
+            ["replay", capture, "--profile", "car", "--evaluate"],
+            ["replay", capture, "--profile", "car", "--format", "text"],
+        ]
+        for arguments in cases {
+            let error = MemorySink()
+            let code = LodestarCommand.main(
+                arguments: arguments,
+                context: CommandContext(standardOutput: FailingSink(), standardError: error, shouldStop: { false }))
+            #expect(code == 74, "\(arguments)")
+            #expect(error.text.contains("cannot write output: \(String(cString: strerror(EIO)))"), "\(arguments): \(error.text)")
+        }
+    }
+
+    /// Every `lodestar …` command line shown in README.md, hardware.md and docs/ (in code blocks and in
+    /// backticks) parses: its subcommand exists and each option it names is one the command takes (asked with
+    /// --help appended, which answers once the words parse, before anything runs).
+    @Test func everyDocumentedCommandLineParses() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        var checked = 0
+        for file in ["README.md", "hardware.md"] + docs {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                for example in Self.commandLines(in: String(line)) {
+                    let (code, output, error) = run(example + ["--help"])
+                    #expect(code == 0 && output.hasPrefix("USAGE: lodestar"), "\(file):\(number + 1): lodestar \(example.joined(separator: " ")): \(error)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 20, "only \(checked) documented command lines found")
+    }
+
+    /// The arguments of each `lodestar ARGS` (or `scripts/lodestar ARGS`) in a line of Markdown: a code line
+    /// starting with it, or a backticked span. Shell syntax after it (`#`, `|`, `>`, `&&`) ends it; optional
+    /// brackets (`[--json]`) and placeholders' ellipses are dropped.
+    static func commandLines(in line: String) -> [[String]] {
+        var candidates: [String] = []
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        for prefix in ["lodestar ", "scripts/lodestar ", "$ lodestar ", "sudo lodestar "] where trimmed.hasPrefix(prefix) {
+            candidates.append(String(trimmed.dropFirst(prefix.count)))
+        }
+        let spans = line.components(separatedBy: "`")
+        for (index, span) in spans.enumerated() where index % 2 == 1 {
+            for prefix in ["lodestar ", "scripts/lodestar "] where span.hasPrefix(prefix) {
+                candidates.append(String(span.dropFirst(prefix.count)))
+            }
+        }
+        return candidates.flatMap { candidate -> [[String]] in
+            var words: [String] = []
+            for word in candidate.split(separator: " ").map(String.init) {
+                if ["#", "|", ">", "2>", "&&", ";", "2>&1", ">/dev/null", "<"].contains(word) || word.hasPrefix("#") { break }
+                let cleaned = word.replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
+                if cleaned.isEmpty || cleaned == "…" || cleaned == "..." { continue }
+                words.append(cleaned)
+            }
+            // A message lodestar prints (`lodestar profiles validate: FILE is …`) is output, not a command line.
+            if words.contains(where: { $0.hasSuffix(":") }) { return [] }
+            // `receiver identify|sleep|wake|test`: each subcommand.
+            var lines = [words]
+            if words.count >= 2, words[1].contains("|"), !words[1].hasPrefix("-") {
+                lines = words[1].split(separator: "|").map { [words[0], String($0)] + words.dropFirst(2) }
+            }
+            return lines.compactMap { words in
+                // A subcommand word must follow (prose like "lodestar run is…" is no example).
+                guard let first = words.first, first.hasPrefix("-") || commandPaths.contains(where: { $0.first == first })
+                else { return nil }
+                // A valued option named last, in prose (`replay --profile`), gets a value, or it would take
+                // the --help that is appended.
+                let path = commandPaths.filter { words.starts(with: $0) }.max { $0.count < $1.count } ?? []
+                if let last = words.last, documentedOptions(helpText(path)).contains(where: {
+                    $0.takesValue && $0.spellings.contains(last)
+                }) {
+                    return words + ["1"]
+                }
+                return words
+            }
+        }
+    }
+
     /// The help texts README.md shows are the generated ones.
     @Test func readmeShowsTheGeneratedHelp() throws {
         let readmePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -37,6 +37,11 @@ import Testing
         #expect(times == times.sorted())
         #expect(run(["replay", drive, "--profile", "car", "--format", "jsonl"]).output == first.output)
         #expect(first.error.contains("profile car: receiver down"))
+        // A reader can follow every line on both clocks: t since the start, and a UTC timestamp.
+        #expect(objects.allSatisfy { $0["t"] is Double && $0["timestamp"] is String })
+        // The first status line says the receiver is simulated, and on which model.
+        let firstStatus = first.error.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(firstStatus.hasPrefix("lodestar replay: profile car, receiver simulated (no receiver is used) on the ublox8 model"), "\(firstStatus)")
     }
 
     @Test func aMalformedProfileExits78NamingTheKeyPath() throws {

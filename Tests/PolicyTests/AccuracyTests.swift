@@ -160,6 +160,30 @@ import Testing
         #expect(harness.fix(makeFix(t: 32, accuracy: 8), at: 32).delivered.count == 1)
     }
 
+    /// A duty-cycle wake whose fix the distance filter holds back says so (docs/contract.md §10); a wake that
+    /// delivers, and a continuous level's held fix, say nothing.
+    @Test func aWakeHeldByTheDistanceFilterSaysItDeliveredNothing() throws {
+        var harness = Harness()
+        harness.send(
+            .startUpdates(UpdatesConfiguration(desiredAccuracy: .hundredMeters, distanceFilter: 500)), at: 0)
+        let first = harness.fix(makeFix(t: 1, speed: 0), at: 1)
+        #expect(first.delivered.count == 1)
+        #expect(!first.eventNames.contains("wakeDeliveredNothing"))
+        let wake = try #require(first.scheduled(.dutyCycleWake))
+        harness.advance(to: wake.seconds)
+        let held = harness.fix(makeFix(t: wake.seconds + 1, east: 120, speed: 0), at: wake.seconds + 1)
+        #expect(held.delivered.isEmpty)
+        let event = try #require(held.events.first { $0.kind == .wakeDeliveredNothing })
+        #expect(event.detail == "wake delivered nothing: held by the distance filter (120 m < 500 m)")
+        // It went back to sleep all the same.
+        #expect(held.scheduled(.dutyCycleWake) != nil)
+
+        var continuous = Harness()
+        continuous.send(.startUpdates(UpdatesConfiguration(distanceFilter: 50)), at: 0)
+        continuous.fix(makeFix(t: 0, speed: 10), at: 0)
+        #expect(!continuous.fix(makeFix(t: 1, east: 10, speed: 10), at: 1).eventNames.contains("wakeDeliveredNothing"))
+    }
+
     @Test func distanceFilterMeasuresFromTheLastDeliveredLocation() {
         var harness = Harness()
         harness.send(.startUpdates(UpdatesConfiguration(distanceFilter: 50)), at: 0)

@@ -8,9 +8,12 @@ import Receivers
 
 /// Fixed key order, shortest round-trip numbers (full precision coordinates), absent keys for unknown values.
 package enum JSONLine {
-    package static func location(_ location: Location) -> String {
+    /// `t`, when given (a simulated replay), is the seconds since the start of the capture, as the replay's
+    /// regime and event lines carry it: every line of one output then has both `t` and `timestamp`.
+    package static func location(_ location: Location, t: Double? = nil) -> String {
         var object = JSONObject()
         object.add("type", string: "location")
+        object.add("t", number: t.map(RecordLine.rounded))
         object.add("timestamp", string: location.timestamp.iso8601)
         object.add("latitude", number: location.latitude)
         object.add("longitude", number: location.longitude)
@@ -21,17 +24,34 @@ package enum JSONLine {
     /// Everything a location says besides where and when, in the order every output writes it (jsonl, and
     /// GeoJSON's properties).
     package static func addMeasurements(of location: Location, to object: inout JSONObject) {
-        object.add("altitude", number: location.altitude)
-        object.add("horizontalAccuracy", number: location.horizontalAccuracy)
-        object.add("verticalAccuracy", number: location.verticalAccuracy)
-        object.add("speed", number: location.speed)
-        object.add("speedAccuracy", number: location.speedAccuracy)
-        object.add("course", number: location.course)
-        object.add("courseAccuracy", number: location.courseAccuracy)
+        object.add("altitude", number: Precision.altitude(location.altitude))
+        object.add("horizontalAccuracy", number: Precision.accuracy(location.horizontalAccuracy))
+        object.add("verticalAccuracy", number: Precision.accuracy(location.verticalAccuracy))
+        object.add("speed", number: Precision.speed(location.speed))
+        object.add("speedAccuracy", number: Precision.accuracy(location.speedAccuracy))
+        object.add("course", number: Precision.course(location.course))
+        object.add("courseAccuracy", number: Precision.accuracy(location.courseAccuracy))
         object.add("fixMode", string: location.fixMode.name)
         object.add("satellitesUsed", integer: location.satellitesUsed)
-        object.add("hdop", number: location.hdop)
+        object.add("hdop", number: Precision.dop(location.hdop))
         object.add("device", string: location.device)
+    }
+}
+
+/// The precision every output writes a location's measurements with (jsonl, GeoJSON, GPX, the socket), so
+/// a figure derived by scaling (gpsd's 95 % `eph` × 0.58) reads `152.17`, not `152.17057142857143`. About
+/// gpsd's own: accuracies and DOPs to 0.01, altitude to the millimetre, speed to 0.001 m/s, course to 0.001°.
+/// Latitude and longitude are written in full (1e-9° is 0.1 mm; rounding them could only lose).
+package enum Precision {
+    package static func accuracy(_ value: Double?) -> Double? { rounded(value, 100) }
+    package static func dop(_ value: Double?) -> Double? { rounded(value, 100) }
+    package static func altitude(_ value: Double?) -> Double? { rounded(value, 1000) }
+    package static func speed(_ value: Double?) -> Double? { rounded(value, 1000) }
+    package static func course(_ value: Double?) -> Double? { rounded(value, 1000) }
+
+    private static func rounded(_ value: Double?, _ scale: Double) -> Double? {
+        guard let value, value.isFinite else { return value }
+        return (value * scale).rounded() / scale
     }
 }
 
@@ -93,7 +113,7 @@ package enum GPXText {
         let longitude = location.longitude == 180 ? -180 : location.longitude
         append("<trkpt lat=\"", DecimalText.plain(location.latitude), "\" lon=\"", DecimalText.plain(longitude),
                "\">\n", to: &bytes)
-        if let altitude = location.altitude, altitude.isFinite {
+        if let altitude = Precision.altitude(location.altitude), altitude.isFinite {
             append("  <ele>", DecimalText.plain(altitude), "</ele>\n", to: &bytes)
         }
         append("  <time>", location.timestamp.iso8601, "</time>\n", to: &bytes)
@@ -108,11 +128,11 @@ package enum GPXText {
         if let satellites = location.satellitesUsed, satellites >= 0 {
             append("  <sat>", String(satellites), "</sat>\n", to: &bytes)
         }
-        if let hdop = location.hdop, hdop.isFinite {
+        if let hdop = Precision.dop(location.hdop), hdop.isFinite {
             append("  <hdop>", DecimalText.plain(hdop), "</hdop>\n", to: &bytes)
         }
-        let speed = location.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-        let course = location.course.flatMap { course -> Double? in
+        let speed = Precision.speed(location.speed).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        let course = Precision.course(location.course).flatMap { course -> Double? in
             guard course.isFinite else { return nil }
             // DegreesTrue_t is [0, 360).
             let normalized = course.truncatingRemainder(dividingBy: 360)
@@ -259,13 +279,13 @@ package enum RecordLine {
         case .requestFailed(let id, let error):
             object.add("request", integer: Int(clamping: id.rawValue))
             object.add("error", string: error.rawValue)
-        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack:
+        case .resumed, .acquisitionFailed, .receiverLost, .receiverBack, .wakeDeliveredNothing:
             break
         }
     }
 
     /// `t` to the millisecond, as captures write it: the same input gives the same bytes.
-    private static func rounded(_ t: Double) -> Double {
+    package static func rounded(_ t: Double) -> Double {
         (t * 1000).rounded() / 1000
     }
 

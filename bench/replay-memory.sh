@@ -9,8 +9,9 @@ set -euo pipefail
 source "$(dirname "$0")/build-release.sh"
 scratch=$(mktemp -d /tmp/lodestar-bench-memory-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
-drives=(Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea Tests/Fixtures/captures/munich-urban-stopgo-31m.nmea
-  Tests/Fixtures/captures/garmin-geko201-regensburg-drive-26m.nmea Tests/Fixtures/captures/ublox-ubx-cartrip-15m.ubx)
+# The short drives first, so the first hour is three whole drives.
+drives=(Tests/Fixtures/captures/munich-urban-stopgo-31m.nmea Tests/Fixtures/captures/garmin-geko201-regensburg-drive-26m.nmea
+  Tests/Fixtures/captures/ublox-ubx-cartrip-15m.ubx Tests/Fixtures/captures/garmin-drive-reno-tahoe-2h43m.nmea)
 for drive in "${drives[@]}"; do
   .build/release/lodestar import "$drive" -o "$scratch/$(basename "$drive").jsonl" 2>/dev/null
 done

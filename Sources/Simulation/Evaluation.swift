@@ -403,6 +403,7 @@ public final class EvaluationRun {
     private var stretches = StoppedStretches()
 
     private var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
+    private var failedAcquisitions = 0
     // Kept only with `keepsDetail`, or for a batching profile's track error.
     private var points: [(t: Double, location: Location)] = []
     private var changes: [TrueTrack.ReceiverChange] = []
@@ -452,7 +453,9 @@ public final class EvaluationRun {
         case .locations(let t, let locations):
             for location in locations { deliver(location, at: t) }
         case .event(let t, let kind, let detail):
-            events.append((t, kind, detail))
+            if kind == .acquisitionFailed { failedAcquisitions += 1 }
+            // The figures need only pauses and resumes; the report draws every event.
+            if keepsDetail || kind.name == "paused" || kind == .resumed { events.append((t, kind, detail)) }
             // What the application is handed besides updates: a significant change, a request's answer.
             switch kind {
             case .significantChange(let location), .requestCompleted(_, let location): deliver(location, at: t)
@@ -554,7 +557,7 @@ public final class EvaluationRun {
         return Evaluation(
             trueFixes: trueFixes, duration: duration, bound: evaluator.bound, receiver: model, policy: policy,
             trackError: trackError, pauses: Evaluator.pauses(events: events, stops: stopFinder.finish()),
-            failedAcquisitions: events.count { $0.kind == .acquisitionFailed }, alwaysOn: alwaysOn,
+            failedAcquisitions: failedAcquisitions, alwaysOn: alwaysOn,
             interval: interval, stopTimeout: stopFigures, oracle: oracle,
             ratioToOracle: oracle.energy > 0 ? policy.energy / oracle.energy : (policy.energy > 0 ? .infinity : 1),
             truth: keepsDetail ? truth : TrueTrack(points: []), timeline: keepsDetail ? timeline : summary.timeline,

@@ -17,7 +17,7 @@ for name in 1x "${COPIES}x"; do
   /usr/bin/time -f "%M %e" -o "$WORK/time" .build/release/lodestar import "$WORK/$name.log" -o "$WORK/$name.jsonl" \
     2>&1 | sed 's/^/# /'
   read -r peak seconds < "$WORK/time"
-  awk -v name="$name" -v log="$size" -v capture="$(stat -c %s "$WORK/$name.jsonl")" -v peak="$peak" \
+  awk -v name="$name" -v logsize="$size" -v capture="$(stat -c %s "$WORK/$name.jsonl")" -v peak="$peak" \
     -v seconds="$seconds" 'BEGIN { printf "%-4s log %6.1f MB  capture %6.1f MB  peak RSS %7d KiB (%.1f MiB)  %6.2f s\n",
-      name, log / 1e6, capture / 1e6, peak, peak / 1024, seconds }'
+      name, logsize / 1e6, capture / 1e6, peak, peak / 1024, seconds }'
 done

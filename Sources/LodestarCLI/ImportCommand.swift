@@ -82,7 +82,9 @@ enum ImportCommand {
             try RawLogImport.capture(path: logPath, shouldStop: context.shouldStop) { line throws(SystemError) in
                 if writer == nil {
                     do throws(SystemError) {
-                        writer = try CaptureFileWriter(path: outputPath, replacing: force)
+                        // An fsync a second keeps what the close after a stop must sync to a second's lines,
+                        // so SIGTERM ends the import within a second on slow storage too.
+                        writer = try CaptureFileWriter(path: outputPath, replacing: force, syncInterval: 1)
                     } catch {
                         createFailure = error
                         throw error

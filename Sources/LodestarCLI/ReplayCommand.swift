@@ -53,14 +53,68 @@ enum CaptureInput {
         do throws(RawLogImport.Failure) {
             return .success(try RawLogImport.capture(path: path, raw: raw))
         } catch {
-            switch error {
-            case .decoderUnavailable(let why):
-                context.say("lodestar \(command): \(why)")
-                return .failure(Failure(code: .unavailable))
-            case .capture(let problem):
-                context.say("lodestar \(command): \(path): \(problem.message)")
-                return .failure(Failure(code: .dataError))
+            return .failure(Failure(code: report(error, path: path, command: command, context: context)))
+        }
+    }
+
+    /// A raw log imported into a temporary capture file, streamed (no more than a few MiB in memory
+    /// whatever the log's length), then opened to read line by line; the file is gone once read.
+    static func importRaw(_ path: String, command: String, context: CommandContext) -> Result<CaptureStream, Failure> {
+        guard let folder = TemporaryDirectory(prefix: "lodestar-import") else {
+            context.say("lodestar \(command): cannot create a temporary folder to import \(path) into")
+            return .failure(Failure(code: .ioError))
+        }
+        // Unlinked at once: the open file stays readable and nothing is left behind.
+        defer { folder.remove() }
+        let capturePath = folder.path + "/capture.jsonl"
+        do throws(RawLogImport.Failure) {
+            // A temporary file needs no periodic fsync; lines go out in blocks of whole lines.
+            let writer: CaptureFileWriter
+            do throws(SystemError) {
+                writer = try CaptureFileWriter(path: capturePath, replacing: false, syncInterval: .infinity)
+            } catch {
+                throw .output(error, t: 0)
             }
+            var block: [UInt8] = []
+            _ = try RawLogImport.capture(path: path, shouldStop: context.shouldStop) { line throws(SystemError) in
+                block += line
+                if block.count >= 64 << 10 {
+                    try writer.write(block)
+                    block.removeAll(keepingCapacity: true)
+                }
+            }
+            do throws(SystemError) {
+                if !block.isEmpty { try writer.write(block) }
+                try writer.close()
+                return .success(CaptureStream(path: path, prefix: [], file: try ReadableFile(path: capturePath)))
+            } catch {
+                throw .output(error, t: 0)
+            }
+        } catch {
+            return .failure(Failure(code: report(error, path: path, command: command, context: context)))
+        }
+    }
+
+    /// Says why a raw log was not imported, with the code for it: 69 gpsdecode unavailable, 65 no fix, 66
+    /// unreadable, 74 a capture line not written, 130/143 stopped.
+    static func report(
+        _ error: RawLogImport.Failure, path: String, command: String, context: CommandContext
+    ) -> ExitCode {
+        switch error {
+        case .decoderUnavailable(let why):
+            context.say("lodestar \(command): \(why)")
+            return .unavailable
+        case .capture(let problem):
+            context.say("lodestar \(command): \(path): \(problem.message)")
+            return .dataError
+        case .unreadable(let problem):
+            context.say("lodestar \(command): cannot read \(path): \(problem.reason)")
+            return .noInput
+        case .output(let problem, _):
+            context.say("lodestar \(command): cannot write the capture imported from \(path): \(problem)")
+            return .ioError
+        case .stopped:
+            return context.stopCode
         }
     }
 
@@ -68,7 +122,8 @@ enum CaptureInput {
         var code: ExitCode
     }
 
-    /// Opens a capture to read line by line (a raw log is imported first, in memory): the header is read,
+    /// Opens a capture to read line by line (a raw log is imported first, to a temporary file): the header is
+    /// read,
     /// the lines are not. Same messages and codes as `load`.
     static func open(_ path: String, command: String, context: CommandContext) -> Result<CaptureStream, Failure> {
         let file: ReadableFile
@@ -101,21 +156,10 @@ enum CaptureInput {
         if firstByte == UInt8(ascii: "{") {
             stream = CaptureStream(path: path, prefix: prefix, file: file)
         } else {
-            var raw = prefix
-            do throws(SystemError) {
-                while !context.shouldStop() {
-                    let chunk = try file.read(upTo: 1 << 20)
-                    if chunk.isEmpty { break }
-                    raw += chunk
-                }
-            } catch {
-                context.say("lodestar \(command): cannot read \(path): \(error.reason)")
-                return .failure(Failure(code: .noInput))
-            }
             file.close()
             if context.shouldStop() { return .failure(Failure(code: context.stopCode)) }
-            switch importRaw(path, raw: raw, command: command, context: context) {
-            case .success(let imported): stream = CaptureStream(path: path, prefix: imported, file: nil)
+            switch importRaw(path, command: command, context: context) {
+            case .success(let imported): stream = imported
             case .failure(let failure): return .failure(failure)
             }
         }

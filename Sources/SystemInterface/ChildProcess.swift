@@ -3,8 +3,9 @@
 import Glibc
 #endif
 
-/// A child process started with `posix_spawn`, its output sent to files. The runtime's only way to run
-/// another program (gpsd for the demo and the tests).
+/// A child process started with `posix_spawn`, its output sent to files or read through a pipe
+/// (`pipingOutput`). The runtime's only way to run another program (gpsd for the demo and the tests,
+/// gpsdecode for `import`).
 public final class ChildProcess: @unchecked Sendable {
     public let executable: String
     public let arguments: [String]
@@ -12,9 +13,47 @@ public final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// Starts `executable` with `arguments`. `environment` adds to (and overrides) this process's own.
-    public init(
+    public convenience init(
         executable: String, arguments: [String], environment: [String: String] = [:],
         standardInput: String? = nil, standardOutput: String? = nil, standardError: String? = nil
+    ) throws(SystemError) {
+        try self.init(
+            executable: executable, arguments: arguments, environment: environment, standardInput: standardInput,
+            output: .file(standardOutput), standardError: standardError)
+    }
+
+    /// Starts `executable` with its standard output a pipe, read as it writes (`PipeReader`), so its output
+    /// is never held whole, in memory or on disk.
+    public static func pipingOutput(
+        executable: String, arguments: [String], standardInput: String? = nil, standardError: String? = nil
+    ) throws(SystemError) -> (process: ChildProcess, output: PipeReader) {
+        var descriptors: [Int32] = [-1, -1]
+        // glibc's pipe2 is not visible to Swift: close-on-exec is set right after.
+        guard pipe(&descriptors) == 0 else { throw SystemError("pipe", executable) }
+        for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        let process: ChildProcess
+        do throws(SystemError) {
+            process = try ChildProcess(
+                executable: executable, arguments: arguments, environment: [:], standardInput: standardInput,
+                output: .descriptor(descriptors[1]), standardError: standardError)
+        } catch {
+            Glibc.close(descriptors[0])
+            Glibc.close(descriptors[1])
+            throw error
+        }
+        // The child holds its own copy: the end of its output is the end of the pipe.
+        Glibc.close(descriptors[1])
+        return (process, PipeReader(descriptor: descriptors[0], name: executable))
+    }
+
+    private enum Output {
+        case file(String?)
+        case descriptor(Int32)
+    }
+
+    private init(
+        executable: String, arguments: [String], environment: [String: String],
+        standardInput: String?, output: Output, standardError: String?
     ) throws(SystemError) {
         self.executable = executable
         self.arguments = arguments
@@ -24,7 +63,12 @@ public final class ChildProcess: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, standardInput ?? "/dev/null", O_RDONLY, 0)
         let outputFlags = O_WRONLY | O_CREAT | O_TRUNC
-        posix_spawn_file_actions_addopen(&actions, 1, standardOutput ?? "/dev/null", outputFlags, 0o644)
+        switch output {
+        case .file(let standardOutput):
+            posix_spawn_file_actions_addopen(&actions, 1, standardOutput ?? "/dev/null", outputFlags, 0o644)
+        case .descriptor(let descriptor):
+            posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
+        }
         posix_spawn_file_actions_addopen(&actions, 2, standardError ?? "/dev/null", outputFlags, 0o644)
 
         var merged: [String: String] = [:]
@@ -106,4 +150,40 @@ public final class ChildProcess: @unchecked Sendable {
             waitForExit(timeout: grace)
         }
     }
+}
+
+/// The read end of a child's output pipe, read with a timeout so the reader can check for a stop between
+/// reads.
+public final class PipeReader {
+    public let name: String
+    private var descriptor: Int32
+
+    init(descriptor: Int32, name: String) {
+        self.descriptor = descriptor
+        self.name = name
+    }
+
+    /// Up to `count` bytes, empty at the end of the output, nil when nothing came within `timeout` seconds.
+    public func read(upTo count: Int, timeout: Double) throws(SystemError) -> [UInt8]? {
+        guard descriptor >= 0 else { throw SystemError("read", name, code: EBADF) }
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = retryingOnInterrupt { Glibc.poll(&request, 1, Int32(max(0, timeout) * 1000)) }
+        if ready < 0 { throw SystemError("poll", name) }
+        if ready == 0 { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { raw in
+            retryingOnInterrupt { Glibc.read(descriptor, raw.baseAddress, raw.count) }
+        }
+        if got < 0 { throw SystemError("read", name) }
+        bytes.removeLast(count - got)
+        return bytes
+    }
+
+    public func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { close() }
 }

@@ -1,0 +1,191 @@
+import Capture
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The streaming epoch splitter against the in-memory splitter it replaced (kept below as the reference),
+/// on every capture of the repository, fed whole and in chunks of many sizes.
+@Suite struct RawLogEpochSplitterTests {
+    static let captures: String = {
+        var components = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        components.removeLast(2)  // RawLogEpochSplitterTests.swift, CaptureTests
+        return components.joined(separator: "/") + "/Fixtures/captures"
+    }()
+
+    static var captureNames: [String] {
+        var names: [String] = []
+        guard let directory = opendir(captures) else { return [] }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".nmea") || name.hasSuffix(".ubx") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        guard let file = fopen(captures + "/" + name, "rb") else { throw Missing(name: name) }
+        defer { fclose(file) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count == 0 { return result }
+            result += chunk[0..<count]
+        }
+    }
+
+    struct Missing: Error { var name: String }
+
+    /// Epochs and their bytes from feeding `bytes` in chunks of `sizes` (cycled).
+    static func streamed(_ bytes: [UInt8], sizes: [Int]) -> [(RawLogEpochs.Epoch, [UInt8])] {
+        var result: [(RawLogEpochs.Epoch, [UInt8])] = []
+        var splitter = RawLogEpochSplitter()
+        var start = 0
+        var turn = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + sizes[turn % sizes.count])
+            splitter.feed(Array(bytes[start..<end])) { result.append(($0, Array($1))) }
+            start = end
+            turn += 1
+        }
+        splitter.finish { result.append(($0, Array($1))) }
+        return result
+    }
+
+    static func expectSame(_ bytes: [UInt8], _ what: String, sizes: [Int]) {
+        let reference = ReferenceSplit.split(bytes)
+        let streamed = Self.streamed(bytes, sizes: sizes)
+        #expect(streamed.map(\.0) == reference, "\(what), chunks of \(sizes.prefix(3))")
+        #expect(streamed.allSatisfy { epoch, chunk in Array(bytes[epoch.range]) == chunk }, "\(what): bytes")
+    }
+
+    @Test(arguments: captureNames)
+    func sameEpochsAsTheInMemorySplitterInAnyChunks(capture: String) throws {
+        let bytes = try Self.bytes(capture)
+        let reference = ReferenceSplit.split(bytes)
+        #expect(reference.count > 10)
+        #expect(RawLogEpochs(bytes).epochs == reference)
+        var generator = SystemRandomNumberGenerator()
+        let random = (0..<64).map { _ in Int.random(in: 1...9000, using: &generator) }
+        for sizes in [[4096], random] {
+            Self.expectSame(bytes, capture, sizes: sizes)
+        }
+        // Byte by byte on the log's start, which holds every kind of packet boundary it has: fast enough.
+        let start = Array(bytes.prefix(32 << 10))
+        for sizes in [[1], [7]] { Self.expectSame(start, capture + " (start)", sizes: sizes) }
+    }
+
+    @Test func mixedNMEAAndUBXCutAcrossEveryBoundary() throws {
+        // A UBX packet and NMEA sentences in one log, fed in every chunk size up to a packet's length.
+        var log = Array("$GPRMC,120000.00,A,4807.038,N,01131.000,E,0.0,0.0,010125,,,A*6A\r\n".utf8)
+        log += [0xB5, 0x62, 0x01, 0x07, 0x08, 0x00, 0xE8, 0x03, 0x00, 0x00, 1, 2, 3, 4, 0xAA, 0xBB]
+        log += Array("junk\n#comment\n$GPGGA,120001.00,4807.038,N,01131.000,E,1,08,0.9,545.4,M,,M,,*47\r\n".utf8)
+        log += [0xB5, 0x62, 0x01]  // a UBX packet cut by the end of the log
+        for size in 1...40 { Self.expectSame(log, "mixed log", sizes: [size]) }
+    }
+
+    @Test func aLogWithoutTimesIsCutIntoBoundedEpochs() {
+        // `/dev/zero` as a raw log: no packet, no time; the splitter never holds more than an epoch's bound.
+        let zeros = [UInt8](repeating: 0, count: 3 * RawLogEpochSplitter.largestEpoch + 5)
+        let epochs = Self.streamed(zeros, sizes: [100_000])
+        #expect(epochs.allSatisfy { $0.0.range.count <= RawLogEpochSplitter.largestEpoch + RawLogEpochSplitter.largestPacket })
+        #expect(epochs.map(\.0.range.count).reduce(0, +) == zeros.count)
+        #expect(epochs.allSatisfy { $0.0.receiverTime == nil })
+        #expect(RawLogEpochs(zeros).epochs == epochs.map(\.0))
+        // One NMEA "sentence" with no newline is cut at the packet bound, whole or streamed alike.
+        let endless = Array("$GPTXT,".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 3 * RawLogEpochSplitter.largestPacket)
+        #expect(Self.streamed(endless, sizes: [1000]).map(\.0) == RawLogEpochs(endless).epochs)
+        #expect(Self.streamed(endless, sizes: [1000]).map(\.0.range.count).reduce(0, +) == endless.count)
+    }
+}
+
+/// The in-memory splitter as it was before it streamed (RawLogEpochs.split), kept verbatim as the reference.
+enum ReferenceSplit {
+    private enum ClockKind { case nmea, ubx }
+
+    static func split(_ bytes: [UInt8]) -> [RawLogEpochs.Epoch] {
+        var epochs: [RawLogEpochs.Epoch] = []
+        var chunkStart = 0
+        var chunkTime: Double?
+        var clock: ClockKind?
+        var index = 0
+        while index < bytes.count {
+            let (end, time, kind) = packet(in: bytes, at: index)
+            if let time, let kind, clock == nil || clock == kind {
+                clock = kind
+                if let current = chunkTime, current != time {
+                    epochs.append(RawLogEpochs.Epoch(range: chunkStart..<index, receiverTime: current))
+                    chunkStart = index
+                }
+                chunkTime = time
+            }
+            index = end
+        }
+        if chunkStart < bytes.count {
+            epochs.append(RawLogEpochs.Epoch(range: chunkStart..<bytes.count, receiverTime: chunkTime))
+        }
+        return epochs
+    }
+
+    private static func packet(in bytes: [UInt8], at start: Int) -> (end: Int, time: Double?, kind: ClockKind?) {
+        let byte = bytes[start]
+        if byte == 0xB5, start + 6 <= bytes.count, bytes[start + 1] == 0x62 {
+            let length = Int(bytes[start + 4]) | Int(bytes[start + 5]) << 8
+            let end = start + 8 + length
+            if end <= bytes.count {
+                if bytes[start + 2] == 0x01, length >= 4 {
+                    let p = start + 6
+                    let milliseconds = UInt32(bytes[p]) | UInt32(bytes[p + 1]) << 8 | UInt32(bytes[p + 2]) << 16
+                        | UInt32(bytes[p + 3]) << 24
+                    return (end, Double(milliseconds) / 1000, .ubx)
+                }
+                return (end, nil, nil)
+            }
+        }
+        if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "#") {
+            var end = start + 1
+            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+            end = min(end + 1, bytes.count)
+            let time = byte == UInt8(ascii: "$") ? nmeaTime(bytes[start..<end]) : nil
+            return (end, time, time == nil ? nil : .nmea)
+        }
+        var end = start + 1
+        while end < bytes.count {
+            let next = bytes[end]
+            if next == UInt8(ascii: "$") || next == UInt8(ascii: "!") || next == 0xB5 { break }
+            if next == UInt8(ascii: "#"), bytes[end - 1] == 0x0A { break }
+            end += 1
+        }
+        return (end, nil, nil)
+    }
+
+    static func nmeaTime(_ sentence: ArraySlice<UInt8>) -> Double? {
+        let fields = sentence.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        guard let address = fields.first, address.count >= 4 else { return nil }
+        let type = String(decoding: address.suffix(3), as: UTF8.self)
+        let fieldIndex: Int
+        switch type {
+        case "RMC", "GGA", "GNS", "ZDA": fieldIndex = 1
+        case "GLL": fieldIndex = 5
+        default: return nil
+        }
+        guard fields.count > fieldIndex else { return nil }
+        let field = Array(fields[fieldIndex])
+        guard field.count >= 6, field.prefix(6).allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        func number(_ range: Range<Int>) -> Double {
+            field[range].reduce(0) { $0 * 10 + Double($1 - 0x30) }
+        }
+        var seconds = number(0..<2) * 3600 + number(2..<4) * 60 + number(4..<6)
+        if field.count > 7, field[6] == UInt8(ascii: ".") {
+            var scale = 0.1
+            for digit in field[7...] where digit >= 0x30 && digit <= 0x39 {
+                seconds += Double(digit - 0x30) * scale
+                scale /= 10
+            }
+        }
+        return seconds
+    }
+}

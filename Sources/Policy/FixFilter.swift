@@ -56,29 +56,31 @@ struct FixFilter: Sendable {
 ///
 /// The anchor is the centroid of the window's fixes, not its first fix: a single noisy first fix would
 /// otherwise let the scatter of a stationary receiver keep restarting the window (the "late stop" failure of
-/// transistorsoft's cordova#139). These restart the window:
-/// - two fixes in a row that move: reporting a speed above the rule's moving speed (set above the ~2 m/s a
-///   noisy receiver reports) or lying farther from the centroid than the radius, allowing for their
-///   accuracy. One such fix alone is taken for an outlier and left out: a departure keeps moving, a
-///   multipath jump does not;
+/// transistorsoft's cordova#139). The window is evidence of stillness, never elapsed time: it grows only by
+/// the time between two fixes that both showed the device still, and only when they were at most
+/// `countedGap` apart. These restart it:
+/// - any fix that moves: reporting a speed above the rule's moving speed (set above the ~2 m/s a noisy
+///   receiver reports) or lying farther from the centroid than the radius, allowing for its accuracy.
+///   Whatever came before, a fix that contradicts stillness is not followed by a pause: a departure's first
+///   fix, after a nap that saw nothing, was once taken for an outlier and the car paused while driving off;
 /// - the mean of the newest few fixes drifting more than the radius from the mean of the first few (a slow
 ///   crawl, which moves the centroid along with it and so never leaves the radius of it). Averages are used
 ///   so scatter cancels out while steady movement does not;
-/// - a gap without fixes longer than `maximumGap`: time not observed is not counted as stationary.
+/// - a gap without fixes longer than `maximumGap`. A gap up to it keeps the window (the device was seen
+///   still on both sides), but only `countedGap` of it counts: time not observed is not stillness.
 struct StationaryDetector: Sendable {
     /// Fixes averaged at each end of the window for the crawl check.
     static let endSpan = 10
 
     private var origin: Location?
-    private(set) var startedAt = Instant(seconds: 0)
+    /// Seconds of observed stillness in the window.
+    private(set) var stillFor = 0.0
     private var count = 0
     private var sum = (north: 0.0, east: 0.0)
     private var head: [(north: Double, east: Double)] = []
     private var tail: [(north: Double, east: Double)] = []
     private var last: Location?
     private var lastAt = Instant(seconds: 0)
-    /// A fix that moved, waiting for the next to confirm it.
-    private var suspect: Location?
 
     mutating func reset() {
         origin = nil
@@ -87,7 +89,7 @@ struct StationaryDetector: Sendable {
         head = []
         tail = []
         last = nil
-        suspect = nil
+        stillFor = 0
     }
 
     /// The window's centroid as a location (with the newest fix's other fields), nil before any fix.
@@ -101,13 +103,14 @@ struct StationaryDetector: Sendable {
         return location
     }
 
-    /// Seconds the device has been stationary as of this fix.
-    mutating func observe(_ location: Location, now: Instant, rule: StationaryRule, maximumGap: Double) -> Double {
+    /// Seconds the device has been seen stationary as of this fix: 0 when this fix restarts the window.
+    mutating func observe(
+        _ location: Location, now: Instant, rule: StationaryRule, maximumGap: Double, countedGap: Double
+    ) -> Double {
         guard let origin, count > 0, now - lastAt <= maximumGap else {
             restart(at: location, now: now)
             return 0
         }
-        lastAt = now
         let point = Self.offset(of: location, from: origin)
         let centroid = (north: sum.north / Double(count), east: sum.east / Double(count))
         // The allowance is capped at the radius so a very inaccurate fix cannot count as "within" at any distance.
@@ -115,14 +118,12 @@ struct StationaryDetector: Sendable {
         let fromCentroid = Self.length(point.north - centroid.north, point.east - centroid.east)
         let fast = (location.speed ?? 0) > rule.movingSpeed
         if fast || fromCentroid - allowance > rule.radius {
-            if suspect != nil {
-                restart(at: location, now: now)
-                return 0
-            }
-            suspect = location
-            return now - startedAt
+            restart(at: location, now: now)
+            return 0
         }
-        suspect = nil
+        let gap = now - lastAt
+        if gap <= countedGap { stillFor += gap }
+        lastAt = now
         add(point, location)
         if head.count == Self.endSpan && tail.count == Self.endSpan && count >= 2 * Self.endSpan {
             let headMean = Self.mean(head)
@@ -132,13 +133,12 @@ struct StationaryDetector: Sendable {
                 return 0
             }
         }
-        return now - startedAt
+        return stillFor
     }
 
     private mutating func restart(at location: Location, now: Instant) {
         reset()
         origin = location
-        startedAt = now
         lastAt = now
         add((0, 0), location)
     }

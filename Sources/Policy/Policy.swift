@@ -255,7 +255,7 @@ public struct Policy: Sendable {
             deliver(location, state: &state, now: now)
             if let rule = stationaryRule {
                 let stationaryFor = state.detector.observe(
-                    location, now: now, rule: rule, maximumGap: stationaryGap)
+                    location, now: now, rule: rule, maximumGap: stationaryGap, countedGap: configuration.maximumAge)
                 if state.configuration.pausesAutomatically, let window = rule.window, stationaryFor >= window,
                     let anchor = state.detector.anchor
                 {
@@ -302,7 +302,8 @@ public struct Policy: Sendable {
                 reason = detail
                 state.phase = .tracking
                 state.detector.reset()
-                _ = state.detector.observe(location, now: now, rule: rule, maximumGap: stationaryGap)
+                _ = state.detector.observe(
+                    location, now: now, rule: rule, maximumGap: stationaryGap, countedGap: configuration.maximumAge)
                 state.warmUpStart = now
                 deliver(location, state: &state, now: now)
             } else if pause.probing {
@@ -491,7 +492,8 @@ public struct Policy: Sendable {
 
     /// The longest gap between fixes that does not restart the stationary window: naps, and the sleeps after
     /// wakes that found no fix, leave gaps of their own length, and a device still within the radius after
-    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes).
+    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes). Such a
+    /// gap counts as stillness only up to `maximumAge` (`StationaryDetector`): what was not observed is not.
     private var stationaryGap: Double {
         let prediction = configuration.prediction
         guard prediction.enabled else { return configuration.maximumAge }

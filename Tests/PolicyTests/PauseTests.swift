@@ -66,11 +66,52 @@ import Testing
         return (harness, actions)
     }
 
-    /// One multipath jump is an outlier, not a departure: the window goes on.
-    @Test func aSingleOutlierDoesNotRestartTheWindow() {
+    /// A fix that moves contradicts stillness, whatever came before it: the window starts again from it. Back
+    /// where it stood, the car needs a whole window of stillness again (a multipath jump costs a window; a
+    /// departure taken for one once paused a car as it drove off).
+    @Test func aSingleMovingFixRestartsTheWindow() {
         var (harness, actions) = Self.stationaryThenOneMovingFix()
-        actions += harness.stationary(from: 152, to: 300)
-        #expect(actions.eventNames == ["paused"])
+        actions += harness.stationary(from: 152, to: 451)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 452, to: 452).eventNames == ["paused"])
+    }
+
+    /// A car (90 s window) seen still, then a fix that contradicts stillness: too fast near the anchor, or
+    /// too far at walking noise. It comes when the window is due (right after a second of it left, or after
+    /// a fix-less nap that, counted, would have filled it): no pause with it, and a whole window after it.
+    @Test(arguments: [(4.0, 0.0, 0), (0.5, 120.0, 0), (4.0, 0.0, 40), (0.5, 120.0, 40)])
+    func aFastOrFarFixRestartsTheWindowWhateverCameBefore(speed: Double, north: Double, gap: Int) {
+        var configuration = PolicyConfiguration()
+        configuration.stationary.automotiveNavigation.window = 90
+        // Naps on: a gap of 40 s without fixes does not restart the window by itself (docs/policy.md).
+        configuration.prediction.enabled = true
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 89 - gap)
+        let at = 90.0
+        actions += harness.fix(makeFix(t: at, north: north, accuracy: 10, speed: speed), at: at)
+        #expect(actions.eventNames.isEmpty, "paused on a fix at \(speed) m/s, \(Int(north)) m out")
+        #expect(harness.policy.isPaused == false)
+        // Standing where the contradicting fix was: stillness counts from it.
+        actions = harness.stationary(from: 91, to: 179, north: north)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 180, to: 180, north: north).eventNames == ["paused"])
+    }
+
+    /// A nap (or a failed wake's sleep) in which no fix came is not stillness: seen still for 60 s, then
+    /// 40 s unseen, the 90 s window needs 30 s more of fixes, though the device is still within the radius.
+    @Test func theWindowIsNotCountedAcrossAFixlessNap() throws {
+        var configuration = PolicyConfiguration()
+        configuration.stationary.automotiveNavigation.window = 90
+        configuration.prediction.enabled = true
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 60)
+        actions += harness.stationary(from: 100, to: 129)
+        #expect(actions.eventNames.filter { $0 == "paused" }.isEmpty)
+        let pause = harness.stationary(from: 130, to: 130)
+        #expect(pause.eventNames == ["paused"])
+        #expect(try #require(pause.events.first).detail == "stationary 90 s within 50 m")
     }
 
     /// Two moving fixes in a row are a departure: the window starts again.

@@ -57,8 +57,8 @@ struct FixFilter: Sendable {
 /// The anchor is the centroid of the window's fixes, not its first fix: a single noisy first fix would
 /// otherwise let the scatter of a stationary receiver keep restarting the window (the "late stop" failure of
 /// transistorsoft's cordova#139). The window is evidence of stillness, never elapsed time: it grows only by
-/// the time between two fixes that both showed the device still, and only when they were at most
-/// `countedGap` apart. These restart it:
+/// the time between two fixes that both showed the device still, at most `countedGap` for each such pair.
+/// These restart it:
 /// - any fix that moves: reporting a speed above the rule's moving speed (set above the ~2 m/s a noisy
 ///   receiver reports) or lying farther from the centroid than the radius, allowing for its accuracy.
 ///   Whatever came before, a fix that contradicts stillness is not followed by a pause: a departure's first
@@ -121,8 +121,9 @@ struct StationaryDetector: Sendable {
             restart(at: location, now: now)
             return 0
         }
-        let gap = now - lastAt
-        if gap <= countedGap { stillFor += gap }
+        // A still fix vouches for the time it stays current (`maximumAge`, docs/contract.md §2); the rest of a
+        // longer gap was not observed.
+        stillFor += min(now - lastAt, countedGap)
         lastAt = now
         add(point, location)
         if head.count == Self.endSpan && tail.count == Self.endSpan && count >= 2 * Self.endSpan {

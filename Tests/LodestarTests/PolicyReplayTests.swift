@@ -151,9 +151,8 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
         let run = SimulationRun(contents, setup)
         let pause = try #require(run.times(of: "paused").first, "\(capture) never paused")
         // The GPS 15H's weak signal leaves gaps of up to 55 s and fixes over the 100 m accuracy limit; the wakes
-        // that land in them fail and back off (acquisition.wakeMargin), and a gap longer than maximumAge is not
-        // counted as stillness (docs/contract.md §4): its first four minutes leave 2.5 min of gaps unobserved.
-        let slack = capture == "garmin-gps15h-static-12m.nmea" ? 240.0 : 60
+        // that land in them fail and back off (acquisition.wakeMargin), which can cost the window another 90 s.
+        let slack = capture == "garmin-gps15h-static-12m.nmea" ? 150.0 : 60
         #expect(pause <= start + window + slack, "\(capture): paused at \(Int(pause)) s, stationary from \(Int(start)) s")
         #expect(run.times(of: "resumed").isEmpty, "\(capture): speed noise resumed updates")
         #expect(run.summary.downShare > 0.5, "\(capture): receiver down \(run.summary.downShare)")

@@ -98,18 +98,19 @@ import Testing
         #expect(harness.stationary(from: 180, to: 180, north: north).eventNames == ["paused"])
     }
 
-    /// A nap (or a failed wake's sleep) in which no fix came is not stillness: seen still for 60 s, then
-    /// 40 s unseen, the 90 s window needs 30 s more of fixes, though the device is still within the radius.
+    /// A nap (or a failed wake's sleep) in which no fix came is not stillness: seen still for 40 s, then
+    /// 60 s unseen, of which the last still fix vouches for `maximumAge` (30 s), the 90 s window needs 20 s
+    /// more of fixes, though the device is still within the radius.
     @Test func theWindowIsNotCountedAcrossAFixlessNap() throws {
         var configuration = PolicyConfiguration()
         configuration.stationary.automotiveNavigation.window = 90
         configuration.prediction.enabled = true
         var harness = Harness(configuration: configuration, receiver: .ublox8)
         harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
-        var actions = harness.stationary(from: 0, to: 60)
-        actions += harness.stationary(from: 100, to: 129)
+        var actions = harness.stationary(from: 0, to: 40)
+        actions += harness.stationary(from: 100, to: 119)
         #expect(actions.eventNames.filter { $0 == "paused" }.isEmpty)
-        let pause = harness.stationary(from: 130, to: 130)
+        let pause = harness.stationary(from: 120, to: 120)
         #expect(pause.eventNames == ["paused"])
         #expect(try #require(pause.events.first).detail == "stationary 90 s within 50 m")
     }

@@ -161,6 +161,8 @@ public struct Policy: Sendable {
         var since: Instant
         var probeInterval: Double
         var probing: Bool
+        /// The probe's fix was faster than the moving speed but not driving: up for one more fix to tell.
+        var confirming = false
         /// Consecutive probes without a fix: each doubles (`acquisition.backoffFactor`) the wait before the next.
         var failures = 0
     }
@@ -289,8 +291,11 @@ public struct Policy: Sendable {
             let outside = distance - allowance > rule.radius
             // A probe can land near the anchor while the device drives (a car turning round, circling a car
             // park): a speed of twice the noise threshold is driving, not the ~2 m/s a still receiver reports.
+            // A speed between the two is the first seconds of a departure as often as noise: the receiver
+            // stays up for the next fix, and a second one over the moving speed resumes. Waiting for the
+            // departure to reach twice the speed, or the radius, cost up to a probe interval more.
             let speed = location.speed ?? 0
-            let driving = speed > 2 * rule.movingSpeed
+            let driving = speed > 2 * rule.movingSpeed || (pause.confirming && speed > rule.movingSpeed)
             if outside || driving {
                 cancelTimer(.probe)
                 cancelTimer(.probeTimeout)
@@ -306,9 +311,15 @@ public struct Policy: Sendable {
                     location, now: now, rule: rule, maximumGap: stationaryGap, countedGap: configuration.maximumAge)
                 state.warmUpStart = now
                 deliver(location, state: &state, now: now)
+            } else if pause.probing, !pause.confirming, speed > rule.movingSpeed {
+                pause.confirming = true
+                state.phase = .paused(pause)
+                reason =
+                    "probe fix moving at \(Words.speed(speed)), \(Words.distance(distance)) from anchor; confirming with the next fix"
             } else if pause.probing {
                 cancelTimer(.probeTimeout)
                 pause.probing = false
+                pause.confirming = false
                 pause.failures = 0
                 pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
                 schedule(.probe, at: now + pause.probeInterval)
@@ -467,6 +478,18 @@ public struct Policy: Sendable {
     private mutating func probeTimedOut(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase, pause.probing else { return }
         let rule = configuration.stationary[state.configuration.activityType]
+        if pause.confirming {
+            // The probe had its fix; no second one came to confirm the movement: still, as far as we know.
+            pause.probing = false
+            pause.confirming = false
+            pause.failures = 0
+            pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+            state.phase = .paused(pause)
+            updates = state
+            schedule(.probe, at: now + pause.probeInterval)
+            reason = "no fix confirmed the probe's movement; next probe in \(Words.duration(pause.probeInterval))"
+            return
+        }
         let waited = wakeTimeout(afterDown: pause.probeInterval)
         pause.probing = false
         pause.failures += 1

@@ -209,6 +209,31 @@ import Testing
         if resumes { #expect(probe.events.first?.detail == "probe fix moving at 8.3 m/s, 23 m from anchor") }
     }
 
+    /// A probe over the moving speed but under driving speed (4 m/s: the first seconds of a departure, or
+    /// noise) keeps the receiver up for one more fix: a second over the moving speed resumes, one at noise
+    /// speed sends it back down until the next probe.
+    @Test(arguments: [(5.5, true), (1.2, false)])
+    func aProbeOverTheMovingSpeedIsConfirmedByTheNextFix(next: Double, resumes: Bool) throws {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        harness.advance(to: 330)
+        let first = harness.fix(makeFix(t: 331, east: 3, accuracy: 5, speed: 4), at: 331)
+        #expect(first.eventNames.isEmpty)
+        #expect(first.regimes.isEmpty, "the receiver stays up for the next fix")
+        #expect(first.scheduled(.probe) == nil)
+        let second = harness.fix(makeFix(t: 332, east: 7, accuracy: 5, speed: next), at: 332)
+        #expect(second.eventNames.contains("resumed") == resumes)
+        if resumes {
+            #expect(second.events.first?.detail == "probe fix moving at 5.5 m/s, 7 m from anchor")
+            #expect(second.delivered.count == 1)
+        } else {
+            #expect(harness.policy.isPaused)
+            #expect(try #require(second.regimes.first) < .powerSave)
+            #expect(second.scheduled(.probe) != nil)
+        }
+    }
+
     /// Probes without a fix back off like a duty cycle (30 s doubled per failure), never sooner than the probe
     /// interval's growth (30 → 45 → 68 …); the first probe that finds a fix brings the interval back under
     /// `maximumProbeInterval` (180 s).

@@ -62,12 +62,18 @@ struct FixFilter: Sendable {
 /// - any fix that moves: reporting a speed above the rule's moving speed (set above the ~2 m/s a noisy
 ///   receiver reports) or lying farther from the centroid than the radius, allowing for its accuracy.
 ///   Whatever came before, a fix that contradicts stillness is not followed by a pause: a departure's first
-///   fix, after a nap that saw nothing, was once taken for an outlier and the car paused while driving off;
+///   fix, after a nap that saw nothing, was once taken for an outlier and the car paused while driving off.
+///   One exception, which never pauses either: a fix at noise speed out by less than twice its own error is
+///   held until the next fix, and restarts the window only if that one is out too (a stray multipath fix of
+///   a weak-signal receiver cost a static receiver a whole window);
 /// - the mean of the newest few fixes drifting more than the radius from the mean of the first few (a slow
 ///   crawl, which moves the centroid along with it and so never leaves the radius of it). Averages are used
 ///   so scatter cancels out while steady movement does not;
 /// - a gap without fixes longer than `maximumGap`. A gap up to it keeps the window (the device was seen
-///   still on both sides), but only `countedGap` of it counts: time not observed is not stillness.
+///   still on both sides), but only part of it counts: the `countedGap` after the last still fix, for which
+///   that fix vouches, and the time the policy itself chose to keep the receiver down (`expectDark`): a nap,
+///   or the sleep after a failed wake, each with the start it expected after it. Time the receiver was up and
+///   saw nothing is what was not observed, and beyond the vouch it does not count.
 struct StationaryDetector: Sendable {
     /// Fixes averaged at each end of the window for the crawl check.
     static let endSpan = 10
@@ -81,6 +87,12 @@ struct StationaryDetector: Sendable {
     private var tail: [(north: Double, east: Double)] = []
     private var last: Location?
     private var lastAt = Instant(seconds: 0)
+    /// The previous fix was out of the radius but within its own error of it (a stray, until the next fix says).
+    private var suspect = false
+    /// Spans since the last fix in which the policy chose to have no fix (`expectDark`), oldest first.
+    private var dark: [(from: Instant, to: Instant)] = []
+    /// A failure series that never ends is not worth remembering in full: the oldest spans go (counted less).
+    private static let darkCapacity = 64
 
     mutating func reset() {
         origin = nil
@@ -90,6 +102,35 @@ struct StationaryDetector: Sendable {
         tail = []
         last = nil
         stillFor = 0
+        dark = []
+        suspect = false
+    }
+
+    /// The policy takes the receiver down until `until` (the end of a nap or of the sleep after a failed
+    /// wake, plus the time to first fix it expects then): no fix is expected before, so the lack of one is
+    /// the policy's choice, not a sign of movement. A fix moving after it still restarts the window.
+    mutating func expectDark(from: Instant, until: Instant) {
+        guard origin != nil, until > from else { return }
+        dark.append((from, until))
+        if dark.count > Self.darkCapacity { dark.removeFirst() }
+    }
+
+    /// Seconds of the gap from `lastAt` to `now` that count as stillness: the first `vouch` seconds, and any
+    /// dark span after them.
+    private func counted(until now: Instant, vouch: Double) -> Double {
+        let gap = now - lastAt
+        guard gap > vouch else { return max(gap, 0) }
+        var covered = vouch
+        var reached = lastAt + vouch
+        for span in dark {
+            let from = max(span.from, reached)
+            let to = min(span.to, now)
+            if to > from {
+                covered += to - from
+                reached = to
+            }
+        }
+        return min(covered, gap)
     }
 
     /// The window's centroid as a location (with the newest fix's other fields), nil before any fix.
@@ -114,16 +155,29 @@ struct StationaryDetector: Sendable {
         let point = Self.offset(of: location, from: origin)
         let centroid = (north: sum.north / Double(count), east: sum.east / Double(count))
         // The allowance is capped at the radius so a very inaccurate fix cannot count as "within" at any distance.
-        let allowance = min(FixFilter.accuracy(of: location) ?? 0, rule.radius)
+        let accuracy = FixFilter.accuracy(of: location)
+        let allowance = min(accuracy ?? 0, rule.radius)
         let fromCentroid = Self.length(point.north - centroid.north, point.east - centroid.east)
         let fast = (location.speed ?? 0) > rule.movingSpeed
         if fast || fromCentroid - allowance > rule.radius {
+            // Out by less than twice its own error (gpsd's error estimates are about 95 %), at noise speed: a
+            // multipath jump or an HDOP spike as likely as a departure. It neither counts nor pauses; the next
+            // fix tells: back within, the window goes on; out again, it starts from there. A fix of unknown
+            // accuracy, too fast, or out by more is movement at once.
+            let stray = !fast && accuracy.map { fromCentroid - 2 * $0 <= rule.radius } ?? false
+            if stray && !suspect {
+                suspect = true
+                return 0
+            }
             restart(at: location, now: now)
             return 0
         }
-        // A still fix vouches for the time it stays current (`maximumAge`, docs/contract.md §2); the rest of a
-        // longer gap was not observed.
-        stillFor += min(now - lastAt, countedGap)
+        suspect = false
+        // A still fix vouches for the time it stays current (`maximumAge`, docs/contract.md §2), and a nap the
+        // policy chose between two still fixes hid nothing (a fix after it that moved would have restarted the
+        // window above); the rest of a longer gap, up and without a fix, was not observed.
+        stillFor += counted(until: now, vouch: countedGap)
+        dark = []
         lastAt = now
         add(point, location)
         if head.count == Self.endSpan && tail.count == Self.endSpan && count >= 2 * Self.endSpan {

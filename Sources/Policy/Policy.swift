@@ -552,6 +552,7 @@ public struct Policy: Sendable {
         let upCharge = receiver.current(in: trackingRegime(state.configuration)) * (sleep + firstFix)
         guard napCharge < upCharge else { return }
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        state.detector.expectDark(from: now, until: now + sleep + firstFix)
         schedule(.predictionWake, at: now + sleep)
         let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
         reason =
@@ -576,6 +577,8 @@ public struct Policy: Sendable {
         state.failures += 1
         let sleep = backoff(base: waited, failures: state.failures - 1)
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
+        state.detector.expectDark(from: now, until: now + sleep + firstFix)
         acquisitionFailed(
             "no fix after a nap's wake (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(sleep))",
             retry: .predictionWake, at: now + sleep)

@@ -115,6 +115,58 @@ import Testing
         #expect(try #require(pause.events.first).detail == "stationary 90 s within 50 m")
     }
 
+    /// A walker's nap (250 m bound at 0.25 m/s²: 44.7 s to reach, a 42.7 s nap before a hot 2 s start) is
+    /// longer than `maximumAge`, but the policy chose it and the fixes on both sides are still: it counts
+    /// whole. A wake that then finds no fix (10 s past its expected start) is not observed: of the 68.7 s
+    /// from the first fix to the next, the nap with its start (44.7 s) and the sleep after the failure with
+    /// its start (14 s) count, the 10 s awake without a fix do not.
+    @Test func aNapThePolicyChoseCountsAndAFailedWakesWaitDoesNot() throws {
+        var configuration = PolicyConfiguration()
+        configuration.prediction = PredictionRule(
+            enabled: true, bound: 250, maximumAcceleration: 0.25, minimumSleep: 1, maximumSleep: 60)
+        configuration.acquisition.wakeMargin = 10
+        configuration.stationary.fitness.window = 55
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.fix(makeFix(t: 0), at: 0)
+        let wake = try #require(harness.timers[.predictionWake])
+        #expect(abs(wake.seconds - ((2 * 250 / 0.25).squareRoot() - 2)) < 0.01)
+        // The wake waits 12 s and fails; 12 s down, then a wake whose fix comes after the hot start.
+        let failed = harness.advance(to: wake.seconds + 12)
+        #expect(failed.eventNames == ["acquisitionFailed"])
+        let retry = try #require(harness.timers[.predictionWake])
+        harness.advance(to: retry.seconds)
+        let at = retry.seconds + 2
+        let pause = harness.fix(makeFix(t: at), at: at)
+        #expect(pause.eventNames == ["paused"])
+        // 44.7 + 14 = 58.7 s: neither the whole 68.7 s gap nor only the 30 s the first fix vouches for.
+        #expect(try #require(pause.events.first).detail == "stationary 59 s within 25 m")
+    }
+
+    /// A fix out of the radius by less than twice its own error, at noise speed (a multipath jump, an HDOP
+    /// spike), neither counts nor pauses, even when the window is due; the next fix decides: back within, the
+    /// window goes on; out again, it starts from there.
+    @Test(arguments: [false, true])
+    func aStrayFixWaitsForTheNextFix(confirmed: Bool) {
+        var configuration = PolicyConfiguration()
+        configuration.stationary.automotiveNavigation.window = 90
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        #expect(harness.stationary(from: 0, to: 89).eventNames.isEmpty)
+        // 80 m out with ±20 m: beyond the radius plus its allowance (50 + 20), within the radius plus twice it.
+        let stray = harness.fix(makeFix(t: 90, north: 80, accuracy: 20, speed: 0.5), at: 90)
+        #expect(stray.eventNames.isEmpty, "paused on a fix out of the radius")
+        #expect(harness.policy.isPaused == false)
+        if confirmed {
+            let again = harness.fix(makeFix(t: 91, north: 85, accuracy: 20, speed: 0.5), at: 91)
+            #expect(again.eventNames.isEmpty)
+            #expect(harness.stationary(from: 92, to: 180, north: 85).eventNames.isEmpty)
+            #expect(harness.stationary(from: 181, to: 181, north: 85).eventNames == ["paused"])
+        } else {
+            #expect(harness.stationary(from: 91, to: 91).eventNames == ["paused"])
+        }
+    }
+
     /// Two moving fixes in a row are a departure: the window starts again.
     @Test func twoMovingFixesInARowRestartTheWindow() {
         var (harness, actions) = Self.stationaryThenOneMovingFix()

@@ -191,6 +191,29 @@ import Testing
         #expect(harness.advance(to: next).scheduled(.acquisitionTimeout) == Instant(seconds: next + 12))
     }
 
+    /// Failed wakes refresh no ephemeris: the start a wake expects counts from the last fix, not from its own
+    /// short sleep. With a 5 min hot window, the wake 378 s after the last fix (after a 2 min sleep) expects
+    /// a warm start (25 s) and waits 35 s, where each sleep alone would have said hot (12 s).
+    @Test func theExpectedStartCountsFromTheLastFix() throws {
+        var configuration = Self.configuration()
+        configuration.acquisition.wakeMargin = 10
+        configuration.acquisition.maximumBackoff = 120
+        var receiver = ReceiverModel.ublox8
+        receiver.timeToFirstFix.hotWindow = 300
+        var harness = Harness(configuration: configuration, receiver: receiver)
+        harness.send(.startUpdates(Self.car), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        var waits: [Double] = []
+        for _ in 0..<6 {
+            let wake = try #require(harness.timers[.predictionWake]).seconds
+            harness.advance(to: wake)
+            let timeout = try #require(harness.timers[.acquisitionTimeout]).seconds
+            waits.append(timeout - wake)
+            harness.advance(to: timeout)
+        }
+        #expect(waits == [12, 12, 12, 12, 12, 35])
+    }
+
     /// Without a margin a nap's wake waits the whole acquisition timeout (60 s by default).
     @Test func withoutAMarginAWakeWaitsTheWholeTimeout() {
         var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)

@@ -484,10 +484,10 @@ public struct Policy: Sendable {
     ///
     /// The start it expects is the model's for the time the receiver has really been without a fix, not only
     /// this sleep: a series of failed wakes refreshes nothing, and after the hot window the start is warm. And
-    /// once the series has backed off to `acquisition.maximumBackoff` (sleeps that long: longer than a bridge or a car park
-    /// ramp: a hole, a receiver unplugged and back without its backup domain, something the model did not
-    /// foresee), a wake waits for a cold start plus the margin. Sized for the short sleep alone, every retry
-    /// ended before a cold start could, and the receiver never got a fix again.
+    /// once the series has backed off to `acquisition.maximumBackoff` (longer than a bridge: a hole, a receiver
+    /// unplugged and back without its backup domain, something the model did not foresee), some wakes wait
+    /// for a cold start plus the margin (`coldRetry`). Sized for the short sleep alone, every retry ended
+    /// before a cold start could, and the receiver never got a fix again.
     private func wakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
         let acquisition = configuration.acquisition
         let expected = expectedStart(afterDown: down, now: now)

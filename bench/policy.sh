@@ -3,7 +3,13 @@
 # `lodestar replay --profile P --evaluate --json`, one row each. Goal (docs/contract.md §11): staleness p95 within the
 # profile's bound, energy below every baseline that meets the same bound at p95, and at most 1.5x the
 # oracle's energy.
-#   bench/policy.sh [CAPTURE...] [-p PROFILE]...   (default: Tests/Fixtures/captures/*, every built-in)
+#   bench/policy.sh [CAPTURE...] [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
+#   (default: Tests/Fixtures/captures/*, every built-in)
+# --probe sweeps how a pause looks for the departure: each profile also runs as PROFILE@FIRST:LONGEST with
+# its activity's probeInterval and maximumProbeInterval (and probeGrowth) set so, and a frontier table
+# follows: per variant, the energy summed over the captures and its ratio to the oracle's sum, the worst
+# single ratio to the oracle, and the worst maximum staleness in bounds (how late a departure was seen).
+#   e.g. bench/policy.sh -p car --probe 15:60 --probe 15:30 --probe 15:20
 # Columns: energy in % of always-on; ratios of the profile's energy to the oracle's and to each baseline's
 # (a baseline whose p95 is over the bound is marked "*": it does not count against the goal); staleness
 # p95 and max in metres; pauses; goal met, or what failed (p95, a baseline's name, oracle). The always-on
@@ -12,20 +18,48 @@ set -euo pipefail
 source "$(dirname "$0")/build-release.sh"
 captures=()
 profiles=()
+probes=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     -p) profiles+=("$2"); shift 2 ;;
+    --probe) probes+=("$2"); shift 2 ;;
     *) captures+=("$1"); shift ;;
   esac
 done
 [ "${#captures[@]}" -gt 0 ] || captures=(Tests/Fixtures/captures/*.nmea Tests/Fixtures/captures/*.ubx)
 [ "${#profiles[@]}" -gt 0 ] || mapfile -t profiles < <(.build/release/lodestar profiles list | awk '{print $1}')
-exec /usr/bin/python3 - "${#profiles[@]}" "${profiles[@]}" "${captures[@]}" <<'PY'
+variants=$(mktemp -d)
+trap 'rm -rf "$variants"' EXIT
+# Each --probe setting as a profile file per profile: the complete profile with its activity's probes changed.
+base=("${profiles[@]}")
+for probe in "${probes[@]}"; do
+  for profile in "${base[@]}"; do
+    .build/release/lodestar profiles show "$profile" | /usr/bin/python3 -c '
+import json, sys
+probe, path = sys.argv[1], sys.argv[2]
+parts = [float(x) for x in probe.split(":")]
+if len(parts) not in (2, 3):
+    sys.exit("bench/policy.sh: --probe %s: expected FIRST:LONGEST[:GROWTH] in seconds" % probe)
+profile = json.load(sys.stdin)
+activity = (profile.get("updates") or {}).get("activityType", "other")
+rule = profile["policy"]["stationary"][activity]
+rule["probeInterval"], rule["maximumProbeInterval"] = parts[0], parts[1]
+if len(parts) == 3:
+    rule["probeGrowth"] = parts[2]
+json.dump(profile, open(path, "w"))
+' "$probe" "$variants/$profile@$probe.json"
+    profiles+=("$variants/$profile@$probe.json")
+  done
+done
+/usr/bin/python3 - "${#profiles[@]}" "${profiles[@]}" "${captures[@]}" <<'PY'
 import json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
 count = int(sys.argv[1])
 profiles, captures = sys.argv[2:2 + count], sys.argv[2 + count:]
+
+def label(profile):
+    return os.path.basename(profile)[:-len(".json")] if profile.endswith(".json") else profile
 
 def evaluate(job):
     capture, profile = job
@@ -49,7 +83,7 @@ rows, met, judged, misses = [], 0, 0, {}
 free_oracle, causes = 0, {}
 for (capture, profile), figures, error in results:
     if figures is None:
-        rows.append((short(capture), profile, "-", "-", "-", "-", "-", "-", "-", "-", "-", "n/a: " + error[:60]))
+        rows.append((short(capture), label(profile), "-", "-", "-", "-", "-", "-", "-", "-", "-", "n/a: " + error[:60]))
         continue
     bound = figures["stalenessBound"]
     policy = figures["policy"]
@@ -74,13 +108,13 @@ for (capture, profile), figures, error in results:
     # JSON has no infinity: a missing ratio is energy over an oracle that spent none.
     to_oracle = figures.get("ratioToOracle", float("inf") if energy > 0 else 1.0)
     if figures["duration"] == 0:
-        rows.append((short(capture), profile, "-", "-", "-", "-", "-", "-", "-", "%d" % bound, "-",
+        rows.append((short(capture), label(profile), "-", "-", "-", "-", "-", "-", "-", "%d" % bound, "-",
                      "n/a: %d fix, no duration" % figures["trueFixes"]))
         continue
     if to_oracle > 1.5:
         failed.append("oracle")
     cells = (
-        short(capture), profile, "%.1f" % policy["energyPercent"], "%.2f" % to_oracle,
+        short(capture), label(profile), "%.1f" % policy["energyPercent"], "%.2f" % to_oracle,
         ratio(baselines["alwaysOn"]),
         (ratio(interval_run) + "@%ds" % interval["seconds"]) if interval else "-",
         ratio(baselines["stopTimeout"]), "%.1f" % policy["staleness"]["p95"], "%.1f" % policy["staleness"]["max"],
@@ -109,11 +143,32 @@ print()
 def judged_runs(p):
     return sum(1 for (c, q), f, e in results
                if q == p and q != "always-on" and f is not None and f["duration"] > 0)
-by_profile = ", ".join("%s %d/%d" % (p, judged_runs(p) - len(misses.get(p, [])), judged_runs(p))
+by_profile = ", ".join("%s %d/%d" % (label(p), judged_runs(p) - len(misses.get(p, [])), judged_runs(p))
                        for p in profiles if p != "always-on")
 print("summary: goal met on %d of %d capture x profile runs (%s); %d not evaluable or always-on"
       % (met, judged, by_profile, len(results) - judged))
 print("misses: %d where the oracle spends nothing (its first fix stays within the bound to the end); "
       "p95 over the bound %d, beaten by a baseline %d, over 1.5x the oracle %d (a run can miss several ways)"
       % (free_oracle, causes.get("p95", 0), causes.get("baseline", 0), causes.get("oracle", 0)))
+
+# The frontier of the --probe sweep: what each way of probing costs against how late it sees departures.
+if any(p.endswith(".json") for p in profiles):
+    print()
+    head = ("variant", "energy mAh", "/oracle", "worst /oracle", "worst max/bound", "at")
+    lines = []
+    for p in profiles:
+        runs = [(c, f) for (c, q), f, e in results if q == p and f is not None and f["duration"] > 0]
+        if not runs or label(p) == "always-on":
+            continue
+        energy = sum(f["policy"]["energy"] for c, f in runs)
+        oracle = sum(f["oracle"]["energy"] for c, f in runs)
+        worst_oracle = max(f.get("ratioToOracle", float("inf")) for c, f in runs)
+        worst = max(runs, key=lambda r: r[1]["policy"]["staleness"]["max"] / r[1]["stalenessBound"])
+        lines.append((label(p), "%.2f" % energy, "%.2f" % (energy / oracle) if oracle > 0 else "inf",
+                      "%.2f" % worst_oracle,
+                      "%.2f" % (worst[1]["policy"]["staleness"]["max"] / worst[1]["stalenessBound"]),
+                      short(worst[0])))
+    widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
+    for r in [head] + lines:
+        print("  ".join(str(c).ljust(widths[i]) if i in (0, 5) else str(c).rjust(widths[i]) for i, c in enumerate(r)))
 PY

@@ -242,7 +242,7 @@ public struct AcquisitionRule: Sendable, Hashable {
     public var maximumBackoff: Double = 1800
     /// Seconds beyond the receiver model's expected time to first fix (hot or warm, from how long it was down)
     /// that a predictive nap's wake or a pause's probe waits before it counts as failed; never more than
-    /// `timeout`. nil: `timeout`. A receiver that was hot a minute ago and shows nothing 10 s past its hot start
+    /// `timeout`, except for the cold start a long failure series waits for (`timeout(covering:)`). nil: `timeout`. A receiver that was hot a minute ago and shows nothing 10 s past its hot start
     /// is under a roof or in a tunnel, and waiting out the full timeout there at acquisition current is the
     /// largest waste in a drive with a long indoor stop (bench/policy.sh on the Reno drive).
     public var wakeMargin: Double?
@@ -253,6 +253,13 @@ public struct AcquisitionRule: Sendable, Hashable {
     public func timeout(expecting expected: Double) -> Double {
         guard let wakeMargin else { return timeout }
         return min(timeout, expected + wakeMargin)
+    }
+
+    /// Seconds a wake waits when a start of `expected` seconds must be able to finish: as
+    /// `timeout(expecting:)`, but never less than `expected` plus the margin (without one, plus half of
+    /// `expected`), even past `timeout`: a wait shorter than the start fails at every attempt, for ever.
+    public func timeout(covering expected: Double) -> Double {
+        max(timeout(expecting: expected), expected + (wakeMargin ?? expected / 2))
     }
 }
 

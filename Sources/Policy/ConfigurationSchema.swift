@@ -238,8 +238,8 @@ extension PolicyConfiguration {
                 "acquisition.wakeMargin", .optional(\.acquisition.wakeMargin, nullMeans: "the whole timeout"),
                 .seconds, 1...3600,
                 meaning: "a predictive nap's wake or a pause's probe fails when no acceptable fix comes this long "
-                    + "after the receiver model's expected time to first fix (never later than `timeout`; "
-                    + "[policy.md](policy.md#wakes-that-find-no-fix))"),
+                    + "after the receiver model's expected time to first fix (never later than `timeout`, "
+                    + "except for the cold start a long failure series waits for; [policy.md](policy.md#wakes-that-find-no-fix))"),
             ConfigurationNumber(
                 "deferredBufferCapacity", .whole(\.deferredBufferCapacity), .factor, 1...1_000_000,
                 meaning: "fixes a deferral holds before flushing early"),

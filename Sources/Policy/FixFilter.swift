@@ -56,29 +56,43 @@ struct FixFilter: Sendable {
 ///
 /// The anchor is the centroid of the window's fixes, not its first fix: a single noisy first fix would
 /// otherwise let the scatter of a stationary receiver keep restarting the window (the "late stop" failure of
-/// transistorsoft's cordova#139). These restart the window:
-/// - two fixes in a row that move: reporting a speed above the rule's moving speed (set above the ~2 m/s a
-///   noisy receiver reports) or lying farther from the centroid than the radius, allowing for their
-///   accuracy. One such fix alone is taken for an outlier and left out: a departure keeps moving, a
-///   multipath jump does not;
+/// transistorsoft's cordova#139). The window is evidence of stillness, never elapsed time: it grows only by
+/// the time between two fixes that both showed the device still, at most `countedGap` for each such pair.
+/// These restart it:
+/// - any fix that moves: reporting a speed above the rule's moving speed (set above the ~2 m/s a noisy
+///   receiver reports) or lying farther from the centroid than the radius, allowing for its accuracy.
+///   Whatever came before, a fix that contradicts stillness is not followed by a pause: a departure's first
+///   fix, after a nap that saw nothing, was once taken for an outlier and the car paused while driving off.
+///   One exception, which never pauses either: a fix at noise speed out by less than twice its own error is
+///   held until the next fix, and restarts the window only if that one is out too (a stray multipath fix of
+///   a weak-signal receiver cost a static receiver a whole window);
 /// - the mean of the newest few fixes drifting more than the radius from the mean of the first few (a slow
 ///   crawl, which moves the centroid along with it and so never leaves the radius of it). Averages are used
 ///   so scatter cancels out while steady movement does not;
-/// - a gap without fixes longer than `maximumGap`: time not observed is not counted as stationary.
+/// - a gap without fixes longer than `maximumGap`. A gap up to it keeps the window (the device was seen
+///   still on both sides), but only part of it counts: the `countedGap` after the last still fix, for which
+///   that fix vouches, and the time the policy itself chose to keep the receiver down (`expectDark`): a nap,
+///   or the sleep after a failed wake, each with the start it expected after it. Time the receiver was up and
+///   saw nothing is what was not observed, and beyond the vouch it does not count.
 struct StationaryDetector: Sendable {
     /// Fixes averaged at each end of the window for the crawl check.
     static let endSpan = 10
 
     private var origin: Location?
-    private(set) var startedAt = Instant(seconds: 0)
+    /// Seconds of observed stillness in the window.
+    private(set) var stillFor = 0.0
     private var count = 0
     private var sum = (north: 0.0, east: 0.0)
     private var head: [(north: Double, east: Double)] = []
     private var tail: [(north: Double, east: Double)] = []
     private var last: Location?
     private var lastAt = Instant(seconds: 0)
-    /// A fix that moved, waiting for the next to confirm it.
-    private var suspect: Location?
+    /// The previous fix was out of the radius but within its own error of it (a stray, until the next fix says).
+    private var suspect = false
+    /// Spans since the last fix in which the policy chose to have no fix (`expectDark`), oldest first.
+    private var dark: [(from: Instant, to: Instant)] = []
+    /// A failure series that never ends is not worth remembering in full: the oldest spans go (counted less).
+    private static let darkCapacity = 64
 
     mutating func reset() {
         origin = nil
@@ -87,7 +101,36 @@ struct StationaryDetector: Sendable {
         head = []
         tail = []
         last = nil
-        suspect = nil
+        stillFor = 0
+        dark = []
+        suspect = false
+    }
+
+    /// The policy takes the receiver down until `until` (the end of a nap or of the sleep after a failed
+    /// wake, plus the time to first fix it expects then): no fix is expected before, so the lack of one is
+    /// the policy's choice, not a sign of movement. A fix moving after it still restarts the window.
+    mutating func expectDark(from: Instant, until: Instant) {
+        guard origin != nil, until > from else { return }
+        dark.append((from, until))
+        if dark.count > Self.darkCapacity { dark.removeFirst() }
+    }
+
+    /// Seconds of the gap from `lastAt` to `now` that count as stillness: the first `vouch` seconds, and any
+    /// dark span after them.
+    private func counted(until now: Instant, vouch: Double) -> Double {
+        let gap = now - lastAt
+        guard gap > vouch else { return max(gap, 0) }
+        var covered = vouch
+        var reached = lastAt + vouch
+        for span in dark {
+            let from = max(span.from, reached)
+            let to = min(span.to, now)
+            if to > from {
+                covered += to - from
+                reached = to
+            }
+        }
+        return min(covered, gap)
     }
 
     /// The window's centroid as a location (with the newest fix's other fields), nil before any fix.
@@ -101,28 +144,41 @@ struct StationaryDetector: Sendable {
         return location
     }
 
-    /// Seconds the device has been stationary as of this fix.
-    mutating func observe(_ location: Location, now: Instant, rule: StationaryRule, maximumGap: Double) -> Double {
+    /// Seconds the device has been seen stationary as of this fix: 0 when this fix restarts the window.
+    mutating func observe(
+        _ location: Location, now: Instant, rule: StationaryRule, maximumGap: Double, countedGap: Double
+    ) -> Double {
         guard let origin, count > 0, now - lastAt <= maximumGap else {
             restart(at: location, now: now)
             return 0
         }
-        lastAt = now
         let point = Self.offset(of: location, from: origin)
         let centroid = (north: sum.north / Double(count), east: sum.east / Double(count))
         // The allowance is capped at the radius so a very inaccurate fix cannot count as "within" at any distance.
-        let allowance = min(FixFilter.accuracy(of: location) ?? 0, rule.radius)
+        let accuracy = FixFilter.accuracy(of: location)
+        let allowance = min(accuracy ?? 0, rule.radius)
         let fromCentroid = Self.length(point.north - centroid.north, point.east - centroid.east)
         let fast = (location.speed ?? 0) > rule.movingSpeed
         if fast || fromCentroid - allowance > rule.radius {
-            if suspect != nil {
-                restart(at: location, now: now)
+            // Out by less than twice its own error (gpsd's error estimates are about 95 %), at noise speed: a
+            // multipath jump or an HDOP spike as likely as a departure. It neither counts nor pauses; the next
+            // fix tells: back within, the window goes on; out again, it starts from there. A fix of unknown
+            // accuracy, too fast, or out by more is movement at once.
+            let stray = !fast && accuracy.map { fromCentroid - 2 * $0 <= rule.radius } ?? false
+            if stray && !suspect {
+                suspect = true
                 return 0
             }
-            suspect = location
-            return now - startedAt
+            restart(at: location, now: now)
+            return 0
         }
-        suspect = nil
+        suspect = false
+        // A still fix vouches for the time it stays current (`maximumAge`, docs/contract.md §2), and a nap the
+        // policy chose between two still fixes hid nothing (a fix after it that moved would have restarted the
+        // window above); the rest of a longer gap, up and without a fix, was not observed.
+        stillFor += counted(until: now, vouch: countedGap)
+        dark = []
+        lastAt = now
         add(point, location)
         if head.count == Self.endSpan && tail.count == Self.endSpan && count >= 2 * Self.endSpan {
             let headMean = Self.mean(head)
@@ -132,13 +188,12 @@ struct StationaryDetector: Sendable {
                 return 0
             }
         }
-        return now - startedAt
+        return stillFor
     }
 
     private mutating func restart(at location: Location, now: Instant) {
         reset()
         origin = location
-        startedAt = now
         lastAt = now
         add((0, 0), location)
     }

@@ -161,8 +161,14 @@ public struct Policy: Sendable {
         var since: Instant
         var probeInterval: Double
         var probing: Bool
+        /// The probe's fix was faster than the moving speed but not driving: up for one more fix to tell.
+        var confirming = false
         /// Consecutive probes without a fix: each doubles (`acquisition.backoffFactor`) the wait before the next.
         var failures = 0
+        /// Seconds the current probe waits for its fix, and of those beyond the usual for a cold start
+        /// (`coldRetry`): they come off the wait before the next probe if it fails, keeping the cadence.
+        var wait = 0.0
+        var extraWait = 0.0
     }
 
     private struct Updates: Sendable {
@@ -179,6 +185,13 @@ public struct Policy: Sendable {
         /// Woken from a predictive nap with no acceptable fix yet: the seconds that wake waits for one
         /// (`acquisitionTimeout` is running). Nil otherwise.
         var napWakeTimeout: Double?
+        /// Duty cycle: the seconds the current wake waits for its fix.
+        var wakeWait = 0.0
+        /// Predictive naps: the wait of the first failed wake in a row, which the series' sleeps grow from.
+        var napWakeBase: Double?
+        /// Seconds the current wake (nap or duty cycle) waits beyond the usual for a cold start (`coldRetry`);
+        /// they come off the sleep after it if it fails, so the series' cadence stays as it was.
+        var wakeExtra = 0.0
     }
 
     private var stationaryRule: StationaryRule? {
@@ -202,7 +215,8 @@ public struct Policy: Sendable {
         var fresh = Updates(configuration: requested, phase: .tracking, lastDelivered: lastDelivered, warmUpStart: now)
         if requested.desiredAccuracy.isDutyCycled {
             fresh.phase = .waking
-            schedule(.acquisitionTimeout, at: now + configuration.acquisition.timeout)
+            fresh.wakeWait = fullWakeTimeout(afterDown: 0, failures: 0, now: now)
+            schedule(.acquisitionTimeout, at: now + fresh.wakeWait)
             reason = "updates started: waking for one \(requested.desiredAccuracy.rawValue) fix"
         } else {
             reason = "updates started at \(requested.desiredAccuracy.rawValue) accuracy"
@@ -251,13 +265,15 @@ public struct Policy: Sendable {
             if napWake {
                 cancelTimer(.acquisitionTimeout)
                 state.napWakeTimeout = nil
-                state.failures = 0
             }
+            // The first acceptable fix ends a failure series, also one that came during a nap after a failure.
+            state.failures = 0
+            state.napWakeBase = nil
             let held = deliver(location, state: &state, now: now)
             if napWake { emitIfHeld(held) }
             if let rule = stationaryRule {
                 let stationaryFor = state.detector.observe(
-                    location, now: now, rule: rule, maximumGap: stationaryGap)
+                    location, now: now, rule: rule, maximumGap: stationaryGap, countedGap: configuration.maximumAge)
                 if state.configuration.pausesAutomatically, let window = rule.window, stationaryFor >= window,
                     let anchor = state.detector.anchor
                 {
@@ -291,8 +307,11 @@ public struct Policy: Sendable {
             let outside = distance - allowance > rule.radius
             // A probe can land near the anchor while the device drives (a car turning round, circling a car
             // park): a speed of twice the noise threshold is driving, not the ~2 m/s a still receiver reports.
+            // A speed between the two is the first seconds of a departure as often as noise: the receiver
+            // stays up for the next fix, and a second one over the moving speed resumes. Waiting for the
+            // departure to reach twice the speed, or the radius, cost up to a probe interval more.
             let speed = location.speed ?? 0
-            let driving = speed > 2 * rule.movingSpeed
+            let driving = speed > 2 * rule.movingSpeed || (pause.confirming && speed > rule.movingSpeed)
             if outside || driving {
                 cancelTimer(.probe)
                 cancelTimer(.probeTimeout)
@@ -304,12 +323,19 @@ public struct Policy: Sendable {
                 reason = detail
                 state.phase = .tracking
                 state.detector.reset()
-                _ = state.detector.observe(location, now: now, rule: rule, maximumGap: stationaryGap)
+                _ = state.detector.observe(
+                    location, now: now, rule: rule, maximumGap: stationaryGap, countedGap: configuration.maximumAge)
                 state.warmUpStart = now
                 deliver(location, state: &state, now: now)
+            } else if pause.probing, !pause.confirming, speed > rule.movingSpeed {
+                pause.confirming = true
+                state.phase = .paused(pause)
+                reason =
+                    "probe fix moving at \(Words.speed(speed)), \(Words.distance(distance)) from anchor; confirming with the next fix"
             } else if pause.probing {
                 cancelTimer(.probeTimeout)
                 pause.probing = false
+                pause.confirming = false
                 pause.failures = 0
                 pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
                 schedule(.probe, at: now + pause.probeInterval)
@@ -435,7 +461,11 @@ public struct Policy: Sendable {
     private mutating func dutyCycleWake(now: Instant) {
         guard var state = updates, case .sleeping = state.phase else { return }
         state.phase = .waking
-        schedule(.acquisitionTimeout, at: now + configuration.acquisition.timeout)
+        let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
+        let slept = state.failures > 0 ? backoff(base: rule?.minimumInterval ?? 0, failures: state.failures) : 0
+        state.wakeWait = fullWakeTimeout(afterDown: slept, failures: state.failures, now: now)
+        state.wakeExtra = state.wakeWait - fullWakeTimeout(afterDown: slept, failures: 0, now: now)
+        schedule(.acquisitionTimeout, at: now + state.wakeWait)
         reason = "waking for one \(state.configuration.desiredAccuracy.rawValue) fix"
         updates = state
     }
@@ -450,10 +480,11 @@ public struct Policy: Sendable {
         guard case .waking = state.phase, let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
         else { return }
         state.failures += 1
-        let delay = backoff(base: rule.minimumInterval, failures: state.failures)
+        let delay = max(backoff(base: rule.minimumInterval, failures: state.failures) - state.wakeExtra, 0)
+        state.wakeExtra = 0
         state.phase = .sleeping
         acquisitionFailed(
-            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(configuration.acquisition.timeout)) (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(delay))",
+            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(state.wakeWait)) (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(delay))",
             retry: .dutyCycleWake, at: now + delay)
         updates = state
     }
@@ -464,25 +495,77 @@ public struct Policy: Sendable {
         return min(delay, max(configuration.acquisition.maximumBackoff, base))
     }
 
-    /// Seconds a wake after `down` seconds down (in the cheaper way for that long) waits for its first fix.
-    private func wakeTimeout(afterDown down: Double) -> Double {
-        let expected = receiver.timeToFirstFix(afterDown: down, in: receiver.cheaperDownRegime(forSleepOf: down))
-        return configuration.acquisition.timeout(expecting: expected)
+    /// Seconds a wake after `down` seconds down (in the cheaper way for that long), following `failures` failed
+    /// wakes in a row, waits for its first fix (docs/contract.md §3).
+    ///
+    /// The start it expects is the model's for the time the receiver has really been without a fix, not only
+    /// this sleep: a series of failed wakes refreshes nothing, and after the hot window the start is warm. And
+    /// once the series has backed off to `acquisition.maximumBackoff` (longer than a bridge: a hole, a receiver
+    /// unplugged and back without its backup domain, something the model did not foresee), some wakes wait
+    /// for a cold start plus the margin (`coldRetry`). Sized for the short sleep alone, every retry ended
+    /// before a cold start could, and the receiver never got a fix again.
+    private func wakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
+        let acquisition = configuration.acquisition
+        let expected = expectedStart(afterDown: down, now: now)
+        guard coldRetry(afterDown: down, failures: failures) else { return acquisition.timeout(expecting: expected) }
+        return acquisition.timeout(covering: max(expected, receiver.timeToFirstFix.cold))
+    }
+
+    /// Seconds a duty-cycled wake waits, after `down` seconds down and `failures` failed wakes in a row: the
+    /// whole `acquisition.timeout`, but never less than the start it may need (as `wakeTimeout`).
+    private func fullWakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
+        let acquisition = configuration.acquisition
+        let cold = coldRetry(afterDown: down, failures: failures)
+        let start = cold ? receiver.timeToFirstFix.cold : expectedStart(afterDown: down, now: now)
+        return max(acquisition.timeout, acquisition.timeout(covering: start))
+    }
+
+    /// Whether this wake waits for a cold start: one in `coldRetryEvery` of a failure series whose sleeps have
+    /// reached `acquisition.maximumBackoff`. Most long series are a place without sky (a car park, indoors),
+    /// where no wait brings a fix: every wake waiting for a cold start there cost 7 % more energy on the Reno
+    /// drive (bench/policy.sh); one in four bounds that, and a receiver that is really cold gets its fix within
+    /// four maximum backoffs.
+    private func coldRetry(afterDown down: Double, failures: Int) -> Bool {
+        failures > 0 && down >= configuration.acquisition.maximumBackoff && failures % Self.coldRetryEvery == 0
+    }
+
+    private static let coldRetryEvery = 4
+
+    /// The model's time to first fix after `down` seconds down in the cheaper way for that long, counting the
+    /// whole time since the last fix for the hot window: failed wakes refresh no ephemeris.
+    private func expectedStart(afterDown down: Double, now: Instant) -> Double {
+        let withoutFix = previousFix.map { max(down, now - $0.at) } ?? down
+        return receiver.timeToFirstFix(afterDown: withoutFix, in: receiver.cheaperDownRegime(forSleepOf: down))
     }
 
     private mutating func probeDue(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase else { return }
         pause.probing = true
+        pause.wait = wakeTimeout(afterDown: pause.probeInterval, failures: pause.failures, now: now)
+        pause.extraWait = pause.wait - wakeTimeout(afterDown: pause.probeInterval, failures: 0, now: now)
         state.phase = .paused(pause)
         updates = state
-        schedule(.probeTimeout, at: now + wakeTimeout(afterDown: pause.probeInterval))
+        schedule(.probeTimeout, at: now + pause.wait)
         reason = "probing for departure after \(Words.duration(now - pause.since)) paused"
     }
 
     private mutating func probeTimedOut(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase, pause.probing else { return }
         let rule = configuration.stationary[state.configuration.activityType]
-        let waited = wakeTimeout(afterDown: pause.probeInterval)
+        if pause.confirming {
+            // The probe had its fix; no second one came to confirm the movement: still, as far as we know.
+            pause.probing = false
+            pause.confirming = false
+            pause.failures = 0
+            pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+            state.phase = .paused(pause)
+            updates = state
+            schedule(.probe, at: now + pause.probeInterval)
+            reason = "no fix confirmed the probe's movement; next probe in \(Words.duration(pause.probeInterval))"
+            return
+        }
+        let waited = pause.wait
+        let extra = pause.extraWait
         pause.probing = false
         pause.failures += 1
         // Failures back off like a duty cycle's (a receiver under a roof stays there a while); the interval
@@ -494,7 +577,7 @@ public struct Policy: Sendable {
         updates = state
         acquisitionFailed(
             "probe found no fix within \(Words.duration(waited)) (\(Words.ordinal(pause.failures)) failure in a row); next probe in \(Words.duration(pause.probeInterval))",
-            retry: .probe, at: now + pause.probeInterval)
+            retry: .probe, at: now + max(pause.probeInterval - extra, 0))
     }
 
     // MARK: - Predictive naps (PolicyConfiguration.prediction, docs/contract.md §11)
@@ -507,7 +590,8 @@ public struct Policy: Sendable {
 
     /// The longest gap between fixes that does not restart the stationary window: naps, and the sleeps after
     /// wakes that found no fix, leave gaps of their own length, and a device still within the radius after
-    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes).
+    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes). Such a
+    /// gap counts as stillness only up to `maximumAge` (`StationaryDetector`): what was not observed is not.
     private var stationaryGap: Double {
         let prediction = configuration.prediction
         guard prediction.enabled else { return configuration.maximumAge }
@@ -543,6 +627,7 @@ public struct Policy: Sendable {
         let upCharge = receiver.current(in: trackingRegime(state.configuration)) * (sleep + firstFix)
         guard napCharge < upCharge else { return }
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        state.detector.expectDark(from: now, until: now + sleep + firstFix)
         schedule(.predictionWake, at: now + sleep)
         let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
         reason =
@@ -552,7 +637,8 @@ public struct Policy: Sendable {
     private mutating func predictionWake(now: Instant) {
         guard var state = updates, case .napping(let nap) = state.phase else { return }
         state.phase = .tracking
-        let timeout = wakeTimeout(afterDown: now - nap.since)
+        let timeout = wakeTimeout(afterDown: now - nap.since, failures: state.failures, now: now)
+        state.wakeExtra = timeout - wakeTimeout(afterDown: now - nap.since, failures: 0, now: now)
         state.napWakeTimeout = timeout
         updates = state
         schedule(.acquisitionTimeout, at: now + timeout)
@@ -565,8 +651,13 @@ public struct Policy: Sendable {
     private mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
         state.napWakeTimeout = nil
         state.failures += 1
-        let sleep = backoff(base: waited, failures: state.failures - 1)
+        if state.failures == 1 { state.napWakeBase = waited }
+        // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.
+        let sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
+        state.wakeExtra = 0
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
+        state.detector.expectDark(from: now, until: now + sleep + firstFix)
         acquisitionFailed(
             "no fix after a nap's wake (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(sleep))",
             retry: .predictionWake, at: now + sleep)

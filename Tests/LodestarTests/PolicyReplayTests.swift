@@ -102,6 +102,30 @@ func carSetup(distanceFilter: Double? = nil) throws -> SimulationSetup {
         }
     }
 
+    /// No pause comes with a fix that says the car moves: faster than the rule's moving speed, or farther from
+    /// the pause's anchor than the radius (allowing for the fix's accuracy, at most the radius, as the detector
+    /// does). On Munich the car once paused at the very fix that showed it driving off (10 m/s, 109 m out).
+    @Test(arguments: drives)
+    func noPauseComesWithAFixThatMoves(capture: String) throws {
+        let setup = try carSetup()
+        let rule = setup.policy.stationary.automotiveNavigation
+        let run = SimulationRun(try importedCapture(capture), setup)
+        var pauses = 0
+        for event in run.events {
+            guard case .paused(let anchor) = event.kind else { continue }
+            pauses += 1
+            for location in run.deliveries.filter({ $0.t == event.t }).flatMap(\.locations) {
+                let speed = location.speed ?? 0
+                let out = Geodesy.distance(from: anchor, to: location) - min(location.horizontalAccuracy ?? 0, rule.radius)
+                #expect(speed <= rule.movingSpeed, "\(capture): paused at \(event.t) s with a fix at \(speed) m/s")
+                #expect(out <= rule.radius, "\(capture): paused at \(event.t) s with a fix \(Int(out)) m out")
+            }
+        }
+        if capture.hasPrefix("munich") || capture.hasPrefix("garmin-drive-reno") {
+            #expect(pauses > 0, "\(capture): the check saw no pause")
+        }
+    }
+
     @Test(arguments: ["stationary-netherlands-20m.nmea", "garmin-gps15h-static-12m.nmea"])
     func stationaryCapturesPauseWithinTheWindowPlusAMinuteAndStayPaused(capture: String) throws {
         let contents = try importedCapture(capture)

@@ -66,11 +66,105 @@ import Testing
         return (harness, actions)
     }
 
-    /// One multipath jump is an outlier, not a departure: the window goes on.
-    @Test func aSingleOutlierDoesNotRestartTheWindow() {
+    /// A fix that moves contradicts stillness, whatever came before it: the window starts again from it. Back
+    /// where it stood, the car needs a whole window of stillness again (a multipath jump costs a window; a
+    /// departure taken for one once paused a car as it drove off).
+    @Test func aSingleMovingFixRestartsTheWindow() {
         var (harness, actions) = Self.stationaryThenOneMovingFix()
-        actions += harness.stationary(from: 152, to: 300)
-        #expect(actions.eventNames == ["paused"])
+        actions += harness.stationary(from: 152, to: 451)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 452, to: 452).eventNames == ["paused"])
+    }
+
+    /// A car (90 s window) seen still, then a fix that contradicts stillness: too fast near the anchor, or
+    /// too far at walking noise. It comes when the window is due (right after a second of it left, or after
+    /// a fix-less nap that, counted, would have filled it): no pause with it, and a whole window after it.
+    @Test(arguments: [(4.0, 0.0, 0), (0.5, 120.0, 0), (4.0, 0.0, 40), (0.5, 120.0, 40)])
+    func aFastOrFarFixRestartsTheWindowWhateverCameBefore(speed: Double, north: Double, gap: Int) {
+        var configuration = PolicyConfiguration()
+        configuration.stationary.automotiveNavigation.window = 90
+        // Naps on: a gap of 40 s without fixes does not restart the window by itself (docs/policy.md).
+        configuration.prediction.enabled = true
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 89 - gap)
+        let at = 90.0
+        actions += harness.fix(makeFix(t: at, north: north, accuracy: 10, speed: speed), at: at)
+        #expect(actions.eventNames.isEmpty, "paused on a fix at \(speed) m/s, \(Int(north)) m out")
+        #expect(harness.policy.isPaused == false)
+        // Standing where the contradicting fix was: stillness counts from it.
+        actions = harness.stationary(from: 91, to: 179, north: north)
+        #expect(actions.eventNames.isEmpty)
+        #expect(harness.stationary(from: 180, to: 180, north: north).eventNames == ["paused"])
+    }
+
+    /// A nap (or a failed wake's sleep) in which no fix came is not stillness: seen still for 40 s, then
+    /// 60 s unseen, of which the last still fix vouches for `maximumAge` (30 s), the 90 s window needs 20 s
+    /// more of fixes, though the device is still within the radius.
+    @Test func theWindowIsNotCountedAcrossAFixlessNap() throws {
+        var configuration = PolicyConfiguration()
+        configuration.stationary.automotiveNavigation.window = 90
+        configuration.prediction.enabled = true
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        var actions = harness.stationary(from: 0, to: 40)
+        actions += harness.stationary(from: 100, to: 119)
+        #expect(actions.eventNames.filter { $0 == "paused" }.isEmpty)
+        let pause = harness.stationary(from: 120, to: 120)
+        #expect(pause.eventNames == ["paused"])
+        #expect(try #require(pause.events.first).detail == "stationary 90 s within 50 m")
+    }
+
+    /// A walker's nap (250 m bound at 0.25 m/s²: 44.7 s to reach, a 42.7 s nap before a hot 2 s start) is
+    /// longer than `maximumAge`, but the policy chose it and the fixes on both sides are still: it counts
+    /// whole. A wake that then finds no fix (10 s past its expected start) is not observed: of the 68.7 s
+    /// from the first fix to the next, the nap with its start (44.7 s) and the sleep after the failure with
+    /// its start (14 s) count, the 10 s awake without a fix do not.
+    @Test func aNapThePolicyChoseCountsAndAFailedWakesWaitDoesNot() throws {
+        var configuration = PolicyConfiguration()
+        configuration.prediction = PredictionRule(
+            enabled: true, bound: 250, maximumAcceleration: 0.25, minimumSleep: 1, maximumSleep: 60)
+        configuration.acquisition.wakeMargin = 10
+        configuration.stationary.fitness.window = 55
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.fix(makeFix(t: 0), at: 0)
+        let wake = try #require(harness.timers[.predictionWake])
+        #expect(abs(wake.seconds - ((2 * 250 / 0.25).squareRoot() - 2)) < 0.01)
+        // The wake waits 12 s and fails; 12 s down, then a wake whose fix comes after the hot start.
+        let failed = harness.advance(to: wake.seconds + 12)
+        #expect(failed.eventNames == ["acquisitionFailed"])
+        let retry = try #require(harness.timers[.predictionWake])
+        harness.advance(to: retry.seconds)
+        let at = retry.seconds + 2
+        let pause = harness.fix(makeFix(t: at), at: at)
+        #expect(pause.eventNames == ["paused"])
+        // 44.7 + 14 = 58.7 s: neither the whole 68.7 s gap nor only the 30 s the first fix vouches for.
+        #expect(try #require(pause.events.first).detail == "stationary 59 s within 25 m")
+    }
+
+    /// A fix out of the radius by less than twice its own error, at noise speed (a multipath jump, an HDOP
+    /// spike), neither counts nor pauses, even when the window is due; the next fix decides: back within, the
+    /// window goes on; out again, it starts from there.
+    @Test(arguments: [false, true])
+    func aStrayFixWaitsForTheNextFix(confirmed: Bool) {
+        var configuration = PolicyConfiguration()
+        configuration.stationary.automotiveNavigation.window = 90
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        #expect(harness.stationary(from: 0, to: 89).eventNames.isEmpty)
+        // 80 m out with ±20 m: beyond the radius plus its allowance (50 + 20), within the radius plus twice it.
+        let stray = harness.fix(makeFix(t: 90, north: 80, accuracy: 20, speed: 0.5), at: 90)
+        #expect(stray.eventNames.isEmpty, "paused on a fix out of the radius")
+        #expect(harness.policy.isPaused == false)
+        if confirmed {
+            let again = harness.fix(makeFix(t: 91, north: 85, accuracy: 20, speed: 0.5), at: 91)
+            #expect(again.eventNames.isEmpty)
+            #expect(harness.stationary(from: 92, to: 180, north: 85).eventNames.isEmpty)
+            #expect(harness.stationary(from: 181, to: 181, north: 85).eventNames == ["paused"])
+        } else {
+            #expect(harness.stationary(from: 91, to: 91).eventNames == ["paused"])
+        }
     }
 
     /// Two moving fixes in a row are a departure: the window starts again.
@@ -165,6 +259,31 @@ import Testing
         let probe = harness.fix(makeFix(t: 331, east: 23, accuracy: 5, speed: speed), at: 331)
         #expect(probe.eventNames.contains("resumed") == resumes)
         if resumes { #expect(probe.events.first?.detail == "probe fix moving at 8.3 m/s, 23 m from anchor") }
+    }
+
+    /// A probe over the moving speed but under driving speed (4 m/s: the first seconds of a departure, or
+    /// noise) keeps the receiver up for one more fix: a second over the moving speed resumes, one at noise
+    /// speed sends it back down until the next probe.
+    @Test(arguments: [(5.5, true), (1.2, false)])
+    func aProbeOverTheMovingSpeedIsConfirmedByTheNextFix(next: Double, resumes: Bool) throws {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation)), at: 0)
+        harness.stationary(from: 0, to: 300)
+        harness.advance(to: 330)
+        let first = harness.fix(makeFix(t: 331, east: 3, accuracy: 5, speed: 4), at: 331)
+        #expect(first.eventNames.isEmpty)
+        #expect(first.regimes.isEmpty, "the receiver stays up for the next fix")
+        #expect(first.scheduled(.probe) == nil)
+        let second = harness.fix(makeFix(t: 332, east: 7, accuracy: 5, speed: next), at: 332)
+        #expect(second.eventNames.contains("resumed") == resumes)
+        if resumes {
+            #expect(second.events.first?.detail == "probe fix moving at 5.5 m/s, 7 m from anchor")
+            #expect(second.delivered.count == 1)
+        } else {
+            #expect(harness.policy.isPaused)
+            #expect(try #require(second.regimes.first) < .powerSave)
+            #expect(second.scheduled(.probe) != nil)
+        }
     }
 
     /// Probes without a fix back off like a duty cycle (30 s doubled per failure), never sooner than the probe

@@ -149,6 +149,71 @@ import Testing
         #expect(harness.timers[.predictionWake] == next + 24)
     }
 
+    /// A receiver that comes back from a long outage cold (unplugged, its backup domain gone; or down longer
+    /// than the model foresaw) needs its cold start, 29 s on a u-blox 8 or 90 s on a slow receiver: longer
+    /// than the 12 s a wake after a short nap allows, and for the slow one longer than the whole 60 s timeout.
+    /// The first wakes of a failure series stay short (a bridge costs no more), but once the series has backed
+    /// off to `maximumBackoff` one wake in four waits for a cold start plus the margin, so the receiver gets its
+    /// fix instead of failing every 2 min for ever.
+    @Test(arguments: [29.0, 90.0])
+    func afterALongOutageAWakeWaitsLongEnoughForAColdStart(cold: Double) throws {
+        var configuration = Self.configuration()
+        configuration.acquisition.wakeMargin = 10
+        configuration.acquisition.maximumBackoff = 120
+        var receiver = ReceiverModel.ublox8
+        receiver.timeToFirstFix.cold = cold
+        var harness = Harness(configuration: configuration, receiver: receiver)
+        harness.send(.startUpdates(Self.car), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        var waits: [Double] = []
+        var fixed: Double?
+        // The receiver lost its ephemeris: at every wake its first fix comes `cold` seconds after power-up.
+        for _ in 0..<20 {
+            let wake = try #require(harness.timers[.predictionWake]).seconds
+            harness.advance(to: wake)
+            let timeout = try #require(harness.timers[.acquisitionTimeout]).seconds
+            waits.append(timeout - wake)
+            if wake + cold < timeout {
+                let found = harness.fix(makeFix(t: wake + cold, accuracy: 5, speed: 0), at: wake + cold)
+                #expect(found.delivered.count == 1)
+                #expect(found.contains(.cancel(.acquisitionTimeout)))
+                fixed = wake + cold
+                break
+            }
+            #expect(harness.advance(to: timeout).eventNames == ["acquisitionFailed"])
+        }
+        // Sleeps of 12, 24, 48, 96, then 120 s (the maximum): of the wakes after those, one in four waits
+        // for a cold start (the 8th failure's), so a receiver in a car park does not pay it at every wake.
+        #expect(waits == [12, 12, 12, 12, 12, 12, 12, 12, cold + 10])
+        #expect(try #require(fixed) < 1000)
+        // The series is over: the next nap's wake expects a hot start again.
+        let next = try #require(harness.timers[.predictionWake]).seconds
+        #expect(harness.advance(to: next).scheduled(.acquisitionTimeout) == Instant(seconds: next + 12))
+    }
+
+    /// Failed wakes refresh no ephemeris: the start a wake expects counts from the last fix, not from its own
+    /// short sleep. With a 5 min hot window, the wake 378 s after the last fix (after a 2 min sleep) expects
+    /// a warm start (25 s) and waits 35 s, where each sleep alone would have said hot (12 s).
+    @Test func theExpectedStartCountsFromTheLastFix() throws {
+        var configuration = Self.configuration()
+        configuration.acquisition.wakeMargin = 10
+        configuration.acquisition.maximumBackoff = 120
+        var receiver = ReceiverModel.ublox8
+        receiver.timeToFirstFix.hotWindow = 300
+        var harness = Harness(configuration: configuration, receiver: receiver)
+        harness.send(.startUpdates(Self.car), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        var waits: [Double] = []
+        for _ in 0..<6 {
+            let wake = try #require(harness.timers[.predictionWake]).seconds
+            harness.advance(to: wake)
+            let timeout = try #require(harness.timers[.acquisitionTimeout]).seconds
+            waits.append(timeout - wake)
+            harness.advance(to: timeout)
+        }
+        #expect(waits == [12, 12, 12, 12, 12, 35])
+    }
+
     /// Without a margin a nap's wake waits the whole acquisition timeout (60 s by default).
     @Test func withoutAMarginAWakeWaitsTheWholeTimeout() {
         var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)

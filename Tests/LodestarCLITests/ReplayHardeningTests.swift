@@ -35,11 +35,21 @@ import Testing
         return "{\"t\":" + t + String(line[comma...])
     }
 
+    /// `t` and the receiver's time (a gpsd `time`) both moved on: a capture whose recorder saw nothing for a
+    /// while, with the receiver's clock going on meanwhile.
     static func shiftingT(_ line: String, by seconds: Double) -> String {
         guard let comma = line.firstIndex(of: ","), let t = Double(line.dropFirst(5).prefix { $0 != "," }) else {
             return line
         }
-        return "{\"t\":" + String(format: "%.3f", t + seconds) + String(line[comma...])
+        var rest = String(line[comma...])
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let key = rest.range(of: "\"time\":\""), let end = rest[key.upperBound...].firstIndex(of: "\""),
+            let time = formatter.date(from: String(rest[key.upperBound..<end]))
+        {
+            rest.replaceSubrange(key.upperBound..<end, with: formatter.string(from: time.addingTimeInterval(seconds)))
+        }
+        return "{\"t\":" + String(format: "%.3f", t + seconds) + rest
     }
 
     @Test(arguments: [

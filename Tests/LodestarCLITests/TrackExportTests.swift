@@ -180,11 +180,12 @@ final class GPXOutline: NSObject, XMLParserDelegate {
 
     @Test func gpxNumbersHaveNoExponent() {
         let point = Location(
-            timestamp: UTCTime(seconds: 0), latitude: 0.00001, longitude: 180, altitude: -0.0000025, fixMode: .threeD,
+            timestamp: UTCTime(seconds: 0), latitude: 0.00001, longitude: 180, altitude: -0.0026, fixMode: .threeD,
             hdop: 1e16)
         let outline = GPXOutline(document(.gpx, [point]))
         #expect(outline.attributes == [["lat": "0.00001", "lon": "-180.0"]])
-        #expect(outline.texts["ele"] == ["-0.0000025"])
+        // Altitude is written to the millimetre (Precision), without an exponent either way.
+        #expect(outline.texts["ele"] == ["-0.003"])
         #expect(outline.texts["hdop"] == ["10000000000000000"])
     }
 

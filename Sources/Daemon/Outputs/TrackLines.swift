@@ -51,7 +51,8 @@ package enum Precision {
 
     private static func rounded(_ value: Double?, _ scale: Double) -> Double? {
         guard let value, value.isFinite else { return value }
-        return (value * scale).rounded() / scale
+        // + 0 turns a tiny negative that rounds away (-0.0) into 0.
+        return (value * scale).rounded() / scale + 0
     }
 }
 

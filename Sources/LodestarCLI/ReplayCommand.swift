@@ -348,21 +348,53 @@ enum ReplayCommand {
             }
         }
         if throughGPSD {
-            let contents: CaptureContents
-            switch CaptureInput.load(path, command: "replay", context: context) {
-            case .success(let loaded): contents = loaded
+            // A first pass finds the first rx line (and any damage before it), so a capture without receiver
+            // bytes is refused before a gpsd is started; the second is fed as it is read.
+            let quiet = MemorySink()
+            let scanContext = CommandContext(
+                standardOutput: context.standardOutput, standardError: quiet, shouldStop: context.shouldStop)
+            switch CaptureInput.open(path, command: "replay", context: scanContext) {
+            case .success(let scan):
+                var hasReceiverBytes = false
+                if let code = scan.forEachLine(command: "replay", context: scanContext, { line, _ in
+                    if case .received = line.payload { hasReceiverBytes = true }
+                    return !hasReceiverBytes
+                }) {
+                    _ = context.standardError.write(quiet.text)
+                    return code
+                }
+                guard hasReceiverBytes || context.shouldStop() else {
+                    context.say(
+                        "lodestar replay: \(path) has no receiver bytes (rx lines) to feed to gpsd; record with "
+                            + "--raw, or import a raw log, to replay through gpsd")
+                    return .dataError
+                }
+            case .failure(let failure):
+                _ = context.standardError.write(quiet.text)
+                return failure.code
+            }
+            let stream: CaptureStream
+            switch CaptureInput.open(path, command: "replay", context: context) {
+            case .success(let opened): stream = opened
             case .failure(let failure): return failure.code
             }
             var emitter = LocationEmitter(
                 format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
                 announcesStream: false)
             emitter.open()
+            let fed = StreamedReceiverBytes(stream, speed: speed)
             let fixes: Int
-            switch replayThroughGPSD(contents, path: path, speed: speed, emitter: &emitter, context: context) {
+            switch replayThroughGPSD(fed, emitter: &emitter, context: context) {
             case .success(let count): fixes = count
-            case .failure(let failure): return failure.code
+            case .failure(let failure):
+                emitter.close()
+                return failure.code
             }
-            listFirstFixesSeenLive(FirstFixesSeenLive(contents), emitter: &emitter, context: context)
+            if let failure = fed.failure {
+                emitter.close()
+                return failure
+            }
+            listFirstFixesSeenLive(fed.seenLive.result, emitter: &emitter, context: context)
             emitter.close()
             if emitter.outcome != .success { return emitter.outcome }
             if fixes == 0, !context.shouldStop() {
@@ -566,19 +598,8 @@ enum ReplayCommand {
     /// Feeds the capture's `rx` bytes to a private gpsd on a pty and prints what it reports. The number of
     /// fixes with a position it reported.
     private static func replayThroughGPSD(
-        _ contents: CaptureContents, path: String, speed: Double?, emitter: inout LocationEmitter,
-        context: CommandContext
+        _ fed: StreamedReceiverBytes, emitter: inout LocationEmitter, context: CommandContext
     ) -> Result<Int, CaptureInput.Failure> {
-        let chunks = contents.lines.compactMap { line -> (t: Double, bytes: ArraySlice<UInt8>)? in
-            guard case .received(let range) = line.payload else { return nil }
-            return (line.t, contents.rawBytes(range)[...])
-        }
-        guard !chunks.isEmpty else {
-            context.say(
-                "lodestar replay: \(path) has no receiver bytes (rx lines) to feed to gpsd; record with --raw, "
-                    + "or import a raw log, to replay through gpsd")
-            return .failure(CaptureInput.Failure(code: .dataError))
-        }
         let gpsd: PrivateGPSD
         let terminal: PseudoTerminal
         do {
@@ -596,7 +617,6 @@ enum ReplayCommand {
             gpsd.stop()
             terminal.close()
         }
-        let feeder = CaptureFeeder(speed: speed)
         let feed = BackgroundFeed()
         let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
         var fixes = 0
@@ -604,7 +624,7 @@ enum ReplayCommand {
             try source.run(shouldStop: { feed.isDone || emitter.finished || context.shouldStop() }) { event in
                 if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
                 if case .watching = event {
-                    feed.start { stop in _ = feeder.feed(chunks, to: terminal) { stop() || context.shouldStop() } }
+                    feed.start { stop in fed.feed(to: terminal, context: context) { stop() || context.shouldStop() } }
                 }
                 emitter.handle(event)
             }
@@ -616,5 +636,45 @@ enum ReplayCommand {
         feed.stop()
         feed.waitUntilDone()
         return .success(fixes)
+    }
+}
+
+/// A capture's receiver bytes (its `rx` lines) read from the file as they are written to the pty, paced by
+/// `t` and the speed, so `replay --through-gpsd` holds one line at a time. The feed's thread alone uses it
+/// until the feed is done; the command reads `failure` and `seenLive` after that.
+final class StreamedReceiverBytes: @unchecked Sendable {
+    private let stream: CaptureStream
+    private let speed: Double?
+    /// The exit code of a capture found damaged while it was fed (said on stderr).
+    private(set) var failure: ExitCode?
+    private(set) var seenLive: FirstFixesSeenLive.Collector
+
+    init(_ stream: CaptureStream, speed: Double?) {
+        self.stream = stream
+        self.speed = speed
+        seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
+    }
+
+    func feed(to terminal: PseudoTerminal, context: CommandContext, shouldStop: () -> Bool) {
+        var pacer: Pacer?
+        var written = true
+        failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
+            switch line.payload {
+            case .event(let event):
+                seenLive.add(t: line.t, .event(event))
+                return true
+            case .received(let range):
+                // Checked as base64 when the line was read.
+                let data = Base64.decode(UnsafeBufferPointer(rebasing: bytes[range])) ?? []
+                let clock = pacer ?? Pacer(speed: speed, origin: line.t)
+                pacer = clock
+                guard !shouldStop(), clock.wait(until: line.t, shouldStop: shouldStop) else { return false }
+                written = terminal.write(data)
+                return written
+            default:
+                return true
+            }
+        }
+        if failure == nil, written, !shouldStop() { _ = terminal.waitUntilRead() }
     }
 }

@@ -234,6 +234,26 @@ final class CaptureStream {
         return nil
     }
 
+    /// Every line through the live path's decoder (`CaptureReplayer`), paced by `speed` from the first line's
+    /// `t`, until the end, `isDone` or a stop; the last epoch is flushed only when the end was reached. Nil,
+    /// or the exit code after saying what is wrong where.
+    func replay(
+        command: String, context: CommandContext, speed: Double? = nil, isDone: () -> Bool = { false },
+        onEvent: (Double, LiveEvent) -> Void, onAnnotation: (Double, CaptureReplayer.Annotation) -> Void
+    ) -> ExitCode? {
+        let replayer = CaptureReplayer()
+        var pacer: Pacer?
+        let failure = forEachLine(command: command, context: context) { line, bytes in
+            let clock = pacer ?? Pacer(speed: speed, origin: line.t)
+            pacer = clock
+            if isDone() || !clock.wait(until: line.t, shouldStop: context.shouldStop) { return false }
+            replayer.feed(line, bytes: bytes, onEvent: onEvent, onAnnotation: onAnnotation)
+            return true
+        }
+        if failure == nil, !isDone(), !context.shouldStop() { replayer.finish(onEvent: onEvent) }
+        return failure
+    }
+
     private func report(_ error: CaptureError, command: String, context: CommandContext) -> ExitCode {
         let location = error.line.map { "\(path):\($0)" } ?? path
         context.say("lodestar \(command): \(location): \(error.message)")
@@ -394,14 +414,7 @@ enum ReplayCommand {
                 emitter.close()
                 return failure
             }
-            listFirstFixesSeenLive(fed.seenLive.result, emitter: &emitter, context: context)
-            emitter.close()
-            if emitter.outcome != .success { return emitter.outcome }
-            if fixes == 0, !context.shouldStop() {
-                context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
-                return .dataError
-            }
-            return .success
+            return endLocations(&emitter, seenLive: fed.seenLive.result, fixes: fixes, path: path, context: context)
         }
         if let reportPath, !parsed.flags.contains("force"), access(reportPath, F_OK) == 0 {
             context.say("lodestar replay: \(reportPath) exists; use --force to replace it")
@@ -425,32 +438,27 @@ enum ReplayCommand {
         emitter.open()
         var fixes = 0
         var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
-        var pacer: Pacer?
-        let replayer = CaptureReplayer()
-        let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
-            let clock = pacer ?? Pacer(speed: speed, origin: line.t)
-            pacer = clock
-            if emitter.finished || !clock.wait(until: line.t, shouldStop: context.shouldStop) { return false }
-            replayer.feed(
-                line, bytes: bytes,
-                onEvent: { _, event in
-                    if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
-                    emitter.handle(event)
-                },
-                onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
-            return true
-        }
+        let failure = stream.replay(
+            command: "replay", context: context, speed: speed, isDone: { emitter.finished },
+            onEvent: { _, event in
+                if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
+                emitter.handle(event)
+            },
+            onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
         if let failure {
             emitter.close()
             return failure
         }
-        if !context.shouldStop() {
-            replayer.finish { _, event in
-                if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
-                emitter.handle(event)
-            }
-        }
-        listFirstFixesSeenLive(seenLive.result, emitter: &emitter, context: context)
+        return endLocations(&emitter, seenLive: seenLive.result, fixes: fixes, path: path, context: context)
+    }
+
+    /// The end of a replay that printed locations: the times to first fix seen live, the output closed, and 65
+    /// when the capture had no fix at all.
+    private static func endLocations(
+        _ emitter: inout LocationEmitter, seenLive: FirstFixesSeenLive, fixes: Int, path: String,
+        context: CommandContext
+    ) -> ExitCode {
+        listFirstFixesSeenLive(seenLive, emitter: &emitter, context: context)
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
         if fixes == 0, !context.shouldStop() {
@@ -473,9 +481,7 @@ enum ReplayCommand {
         context.say("lodestar replay: " + SimulationLine.receiverNote(profile: profile))
         let started = stream.header.started
         let run = SimulationRun(setup: profile.simulationSetup)
-        let replayer = CaptureReplayer()
         var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
-        var pacer: Pacer?
         func show(_ output: SimulationOutput) {
             switch output {
             case .locations(let t, let locations):
@@ -489,30 +495,17 @@ enum ReplayCommand {
                     SimulationLine.event(t: t, started: started, kind, detail: detail, format: format))
             }
         }
-        let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
-            let clock = pacer ?? Pacer(speed: speed, origin: line.t)
-            pacer = clock
-            if emitter.finished || !clock.wait(until: line.t, shouldStop: context.shouldStop) { return false }
-            replayer.feed(
-                line, bytes: bytes,
-                onEvent: { t, event in
-                    for input in TruthInput.inputs(for: event, assembler: &run.assembler) {
-                        run.feed(t: t, input, onOutput: show)
-                    }
-                },
-                onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
-            return true
-        }
+        let failure = stream.replay(
+            command: "replay", context: context, speed: speed, isDone: { emitter.finished },
+            onEvent: { t, event in
+                for input in TruthInput.inputs(for: event, assembler: &run.assembler) { run.feed(t: t, input, onOutput: show) }
+            },
+            onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
         if let failure {
             emitter.close()
             return failure
         }
         let cut = emitter.finished || context.shouldStop()
-        if !cut {
-            replayer.finish { t, event in
-                for input in TruthInput.inputs(for: event, assembler: &run.assembler) { run.feed(t: t, input, onOutput: show) }
-            }
-        }
         let summary = run.finish(onOutput: emitter.finished ? { _ in } : show)
         listFirstFixesSeenLive(seenLive.result, emitter: &emitter, context: context)
         emitter.close()
@@ -541,14 +534,10 @@ enum ReplayCommand {
         let run = EvaluationRun(
             Evaluator(setup: profile.simulationSetup, bound: profile.stalenessBound, name: profile.name),
             keepsDetail: reportPath != nil)
-        let replayer = CaptureReplayer()
         var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
-        let failure = stream.forEachLine(command: "replay", context: context) { line, bytes in
-            replayer.feed(
-                line, bytes: bytes, onEvent: { t, event in run.feed(t: t, event: event) },
-                onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
-            return true
-        }
+        let failure = stream.replay(
+            command: "replay", context: context, onEvent: { t, event in run.feed(t: t, event: event) },
+            onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
         if let failure { return failure }
         if context.shouldStop() {
             context.say(
@@ -556,7 +545,6 @@ enum ReplayCommand {
                     + "of \(path): the evaluation is cut, nothing printed" + (reportPath.map { ", \($0) not written" } ?? ""))
             return context.stopCode
         }
-        replayer.finish { t, event in run.feed(t: t, event: event) }
         let evaluation = run.finish()
         guard evaluation.trueFixes > 0 else {
             context.say("lodestar replay: \(path) has no position fix to evaluate (the receiver never had one)")

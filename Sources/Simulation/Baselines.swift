@@ -14,26 +14,10 @@ public enum Baselines {
     /// One fix every `every` seconds, the receiver down in between (in whichever of standby or off is
     /// cheaper for that sleep); after each wake the first fix comes after the model's time to first fix.
     public static func interval(_ truth: TrueTrack, every: Double, model: ReceiverModel) -> Run {
-        guard let first = truth.points.first else { return ([], []) }
-        var receiver = SimulatedReceiver(model: model, start: first.t)
-        var deliveries: [(t: Double, location: Location)] = [first]
-        let down = model.cheaperDownRegime(forSleepOf: every)
-        _ = receiver.setRegime(down, at: first.t)
-        var wakeAt = first.t + every
-        var awake = false
-        for point in truth.points.dropFirst() {
-            if !awake, point.t >= wakeAt {
-                _ = receiver.setRegime(.continuous, at: wakeAt)
-                awake = true
-            }
-            if awake, receiver.producesFix(at: point.t) {
-                deliveries.append(point)
-                _ = receiver.setRegime(down, at: point.t)
-                awake = false
-                wakeAt = point.t + every
-            }
-        }
-        return (receiver.timeline(until: truth.last), deliveries)
+        var run = IntervalBaseline(every: every, model: model, bound: .infinity, records: true)
+        for point in truth.points { run.feed(point, stopped: false) }
+        run.finish(at: truth.last)
+        return (run.meter.timeline, run.meter.deliveries)
     }
 
     /// transistorsoft's model: tracking and delivering every fix until the device has stayed within `radius`
@@ -42,43 +26,11 @@ public enum Baselines {
     public static func stopTimeout(
         _ truth: TrueTrack, radius: Double, timeout: Double, probe: Double, model: ReceiverModel
     ) -> Run {
-        guard let first = truth.points.first else { return ([], []) }
-        var receiver = SimulatedReceiver(model: model, start: first.t)
-        var deliveries: [(t: Double, location: Location)] = []
-        var anchor = first
-        var stopped = false
-        var probing = false
-        var nextProbe = 0.0
-        let down = model.cheaperDownRegime(forSleepOf: probe)
-        for point in truth.points {
-            if stopped {
-                if !probing {
-                    guard point.t >= nextProbe else { continue }
-                    _ = receiver.setRegime(.continuous, at: nextProbe)
-                    probing = true
-                }
-                guard receiver.producesFix(at: point.t) else { continue }
-                probing = false
-                if Geodesy.distance(from: anchor.location, to: point.location) > radius {
-                    stopped = false
-                    anchor = point
-                    deliveries.append(point)
-                } else {
-                    _ = receiver.setRegime(down, at: point.t)
-                    nextProbe = point.t + probe
-                }
-                continue
-            }
-            deliveries.append(point)
-            if Geodesy.distance(from: anchor.location, to: point.location) > radius {
-                anchor = point
-            } else if point.t - anchor.t >= timeout {
-                stopped = true
-                _ = receiver.setRegime(down, at: point.t)
-                nextProbe = point.t + probe
-            }
-        }
-        return (receiver.timeline(until: truth.last), deliveries)
+        var run = StopTimeoutBaseline(
+            radius: radius, timeout: timeout, probe: probe, model: model, bound: .infinity, records: true)
+        for point in truth.points { run.feed(point, stopped: false) }
+        run.finish(at: truth.last)
+        return (run.meter.timeline, run.meter.deliveries)
     }
 
     /// The physical limit: knowing the whole truth, a location is needed only when the last one delivered
@@ -87,24 +39,10 @@ public enum Baselines {
     /// down and wakes exactly its time to first fix before the next, whichever costs less charge. After the
     /// last needed fix it is off.
     public static func oracle(_ truth: TrueTrack, bound: Double, model: ReceiverModel) -> Run {
-        guard let first = truth.points.first else { return ([], []) }
-        var needed: [(t: Double, location: Location)] = [first]
-        for point in truth.points.dropFirst() {
-            if let last = needed.last, Geodesy.distance(from: last.location, to: point.location) > bound {
-                needed.append(point)
-            }
-        }
-        var timeline: [ReceiverInterval] = []
-        for (from, to) in zip(needed, needed.dropFirst()) {
-            timeline += cheapestGap(from: from.t, to: to.t, model: model)
-        }
-        if let last = needed.last, truth.last > last.t {
-            let reachable = model.reachableRegimes
-            let offCheaper = model.current(in: .off) <= model.current.standby || !reachable.contains(.standby)
-            let state: ReceiverInterval.State = offCheaper && reachable.contains(.off) ? .off : .standby
-            timeline.append(ReceiverInterval(start: last.t, end: truth.last, state: state))
-        }
-        return (timeline, needed)
+        var run = OracleBaseline(model: model, bound: bound, records: true)
+        for point in truth.points { run.feed(point, stretches: StoppedStretches()) }
+        run.finish(at: truth.last, stretches: StoppedStretches())
+        return (run.meter.timeline, run.meter.deliveries)
     }
 
     /// Up the whole gap, or down and back up in time for a fix at `to`: the cheaper in charge.
@@ -133,5 +71,199 @@ public enum Baselines {
             }
         }
         return best
+    }
+}
+
+/// `Baselines.interval` one true fix at a time: what the evaluation runs.
+struct IntervalBaseline: Sendable {
+    let every: Double
+    private let model: ReceiverModel
+    private let down: ReceiverRegime
+    private var receiver: SimulatedReceiver?
+    private var wakeAt = 0.0
+    private var awake = false
+    private(set) var meter: RunMeter
+
+    init(every: Double, model: ReceiverModel, bound: Double, records: Bool = false) {
+        self.every = every
+        self.model = model
+        down = model.cheaperDownRegime(forSleepOf: every)
+        meter = RunMeter(model: model, bound: bound, records: records)
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location), stopped: Bool) {
+        guard var receiver else {
+            var started = SimulatedReceiver(model: model, start: point.t)
+            meter.delivered(point.location, at: point.t)
+            _ = started.setRegime(down, at: point.t)
+            wakeAt = point.t + every
+            receiver = started
+            _ = meter.judge(point.location, at: point.t)
+            return
+        }
+        if !awake, point.t >= wakeAt {
+            _ = receiver.setRegime(.continuous, at: wakeAt)
+            awake = true
+        }
+        if awake, receiver.producesFix(at: point.t) {
+            meter.delivered(point.location, at: point.t)
+            _ = receiver.setRegime(down, at: point.t)
+            awake = false
+            wakeAt = point.t + every
+        }
+        meter.charge(receiver.takeTimeline(until: point.t), stopped: stopped)
+        self.receiver = receiver
+        _ = meter.judge(point.location, at: point.t)
+    }
+
+    mutating func finish(at t: Double) {
+        guard var receiver else { return }
+        meter.charge(receiver.takeTimeline(until: t), stopped: false)
+        self.receiver = receiver
+    }
+
+    /// Nothing from `start` to `end`: up to `start` as it would have been, then off; afresh at the next fix.
+    mutating func hole(from start: Double, to end: Double) {
+        guard var receiver else { return }
+        if !awake, wakeAt < start { _ = receiver.setRegime(.continuous, at: wakeAt) }
+        meter.charge(receiver.takeTimeline(until: start), stopped: false)
+        receiver.unplug(at: start)
+        meter.charge(receiver.takeTimeline(until: end), stopped: false)
+        self.receiver = nil
+        awake = false
+    }
+}
+
+/// `Baselines.stopTimeout` one true fix at a time: what the evaluation runs.
+struct StopTimeoutBaseline: Sendable {
+    private let radius: Double
+    private let timeout: Double
+    private let probe: Double
+    private let model: ReceiverModel
+    private let down: ReceiverRegime
+    private var receiver: SimulatedReceiver?
+    private var anchor: (t: Double, location: Location)?
+    private var stoppedState = false
+    private var probing = false
+    private var nextProbe = 0.0
+    private(set) var meter: RunMeter
+
+    init(
+        radius: Double, timeout: Double, probe: Double, model: ReceiverModel, bound: Double, records: Bool = false
+    ) {
+        self.radius = radius
+        self.timeout = timeout
+        self.probe = probe
+        self.model = model
+        down = model.cheaperDownRegime(forSleepOf: probe)
+        meter = RunMeter(model: model, bound: bound, records: records)
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location), stopped: Bool) {
+        var receiver = self.receiver ?? SimulatedReceiver(model: model, start: point.t)
+        let anchor = self.anchor ?? point
+        step(point, anchor: anchor, receiver: &receiver)
+        meter.charge(receiver.takeTimeline(until: point.t), stopped: stopped)
+        self.receiver = receiver
+        _ = meter.judge(point.location, at: point.t)
+    }
+
+    private mutating func step(
+        _ point: (t: Double, location: Location), anchor: (t: Double, location: Location),
+        receiver: inout SimulatedReceiver
+    ) {
+        self.anchor = anchor
+        if stoppedState {
+            if !probing {
+                guard point.t >= nextProbe else { return }
+                _ = receiver.setRegime(.continuous, at: nextProbe)
+                probing = true
+            }
+            guard receiver.producesFix(at: point.t) else { return }
+            probing = false
+            if Geodesy.distance(from: anchor.location, to: point.location) > radius {
+                stoppedState = false
+                self.anchor = point
+                meter.delivered(point.location, at: point.t)
+            } else {
+                _ = receiver.setRegime(down, at: point.t)
+                nextProbe = point.t + probe
+            }
+            return
+        }
+        meter.delivered(point.location, at: point.t)
+        if Geodesy.distance(from: anchor.location, to: point.location) > radius {
+            self.anchor = point
+        } else if point.t - anchor.t >= timeout {
+            stoppedState = true
+            _ = receiver.setRegime(down, at: point.t)
+            nextProbe = point.t + probe
+        }
+    }
+
+    mutating func finish(at t: Double) {
+        guard var receiver else { return }
+        meter.charge(receiver.takeTimeline(until: t), stopped: false)
+        self.receiver = receiver
+    }
+
+    /// Nothing from `start` to `end`: up to `start` as it would have been, then off; afresh at the next fix.
+    mutating func hole(from start: Double, to end: Double) {
+        guard var receiver else { return }
+        if stoppedState, !probing, nextProbe < start { _ = receiver.setRegime(.continuous, at: nextProbe) }
+        meter.charge(receiver.takeTimeline(until: start), stopped: false)
+        receiver.unplug(at: start)
+        meter.charge(receiver.takeTimeline(until: end), stopped: false)
+        self.receiver = nil
+        anchor = nil
+        stoppedState = false
+        probing = false
+    }
+}
+
+/// `Baselines.oracle` one true fix at a time, each needed fix settling the gap before it: what the
+/// evaluation runs.
+struct OracleBaseline: Sendable {
+    private let model: ReceiverModel
+    private let bound: Double
+    private var lastNeeded: (t: Double, location: Location)?
+    private(set) var meter: RunMeter
+    /// The oracle's timeline is known up to here.
+    private(set) var settledUntil = -Double.infinity
+
+    init(model: ReceiverModel, bound: Double, records: Bool = false) {
+        self.model = model
+        self.bound = bound
+        meter = RunMeter(model: model, bound: bound, records: records)
+    }
+
+    mutating func feed(_ point: (t: Double, location: Location), stretches: StoppedStretches) {
+        if let lastNeeded {
+            if Geodesy.distance(from: lastNeeded.location, to: point.location) > bound {
+                settle(Baselines.cheapestGap(from: lastNeeded.t, to: point.t, model: model), stretches: stretches)
+                self.lastNeeded = point
+                meter.delivered(point.location, at: point.t)
+            }
+        } else {
+            lastNeeded = point
+            settledUntil = point.t
+            meter.delivered(point.location, at: point.t)
+        }
+        _ = meter.judge(point.location, at: point.t)
+    }
+
+    mutating func finish(at t: Double, stretches: StoppedStretches) {
+        guard let lastNeeded, t > lastNeeded.t else { return }
+        let reachable = model.reachableRegimes
+        let offCheaper = model.current(in: .off) <= model.current.standby || !reachable.contains(.standby)
+        let state: ReceiverInterval.State = offCheaper && reachable.contains(.off) ? .off : .standby
+        settle([ReceiverInterval(start: lastNeeded.t, end: t, state: state)], stretches: stretches)
+    }
+
+    private mutating func settle(_ intervals: [ReceiverInterval], stretches: StoppedStretches) {
+        meter.charge(intervals, stopped: false)
+        meter.chargeWhileStopped(
+            EvaluationMath.energyWhileStopped(intervals, model: model, stopped: stretches.list))
+        settledUntil = intervals.last?.end ?? settledUntil
     }
 }

@@ -55,23 +55,12 @@ public func readFile(_ path: String) -> [UInt8]? {
 
 /// Reads a whole file, or says why not (the errno of `open` or `read`).
 public func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
-    let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
-    guard descriptor >= 0 else { throw SystemError("open", path) }
-    defer { close(descriptor) }
-    var status = stat()
-    if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
-        throw SystemError("read", path, code: EISDIR)
-    }
+    let file = try ReadableFile(path: path)
     var result: [UInt8] = []
-    if status.st_size > 0 { result.reserveCapacity(Int(status.st_size)) }
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
     while true {
-        let count = chunk.withUnsafeMutableBytes { buffer in
-            retryingOnInterrupt { read(descriptor, buffer.baseAddress, buffer.count) }
-        }
-        if count < 0 { throw SystemError("read", path) }
-        if count == 0 { return result }
-        result.append(contentsOf: chunk[0..<count])
+        let chunk = try file.read(upTo: 1 << 20)
+        if chunk.isEmpty { return result }
+        result += chunk
     }
 }
 

@@ -19,16 +19,14 @@ final class EmulatorRun {
         _ personality: EmulatedReceiver.Personality, model: ReceiverModel, capture: String = "gpsd-ublox-max-m8q.nmea",
         speed: Double = 4, faults: EmulatedReceiver.Faults = .init(), options: PrivateGPSD.Options = .init()
     ) throws {
-        receiver = try EmulatedReceiver(
-            capture: try importedCapture(capture), personality: personality, model: model, speed: speed)
+        // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine) with a
+        // new gpsd and a new receiver on a new pty: retrying on the same pty did not help.
+        let capture = try importedCapture(capture)
+        (gpsd, receiver) = try PrivateGPSD.startReading(
+            options: options,
+            { try EmulatedReceiver(capture: capture, personality: personality, model: model, speed: speed) },
+            terminal: \.terminal, discard: { $0.stop() })
         receiver.faults = faults
-        let terminal = try #require(receiver.terminal)
-        do {
-            gpsd = try Self.startGPSD(options: options, terminal: terminal)
-        } catch {
-            receiver.stop()
-            throw error
-        }
         do {
             session = try GPSDSession(host: "127.0.0.1", port: String(gpsd.port))
             try session.watch()
@@ -43,22 +41,6 @@ final class EmulatorRun {
     deinit {
         receiver.stop()
         gpsd.stop()
-    }
-
-    /// A gpsd reading `terminal`; one that never activates it (as `GPSDTestBed` has seen on a loaded
-    /// machine) is replaced once.
-    private static func startGPSD(options: PrivateGPSD.Options, terminal: PseudoTerminal) throws -> PrivateGPSD {
-        for attempt in 1...2 {
-            let gpsd = try PrivateGPSD(options: options)
-            do {
-                try gpsd.addDeviceAndWait(terminal)
-                return gpsd
-            } catch {
-                gpsd.stop()
-                guard case .deviceNotActivated = error, attempt < 2 else { throw error }
-            }
-        }
-        throw PrivateGPSD.StartError.deviceNotActivated(path: terminal.devicePath, log: "")
     }
 
     /// Reads gpsd's reports until `condition` holds; false after `timeout` seconds.

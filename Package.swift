@@ -13,6 +13,10 @@ let package = Package(
         .library(name: "Simulation", targets: ["Simulation"]),
         .library(name: "Receivers", targets: ["Receivers"]),
         .library(name: "GPIOLines", targets: ["GPIOLines"]),
+        .library(name: "Forwarding", targets: ["Forwarding"]),
+        .library(name: "LocationStore", targets: ["LocationStore"]),
+        .library(name: "MQTTUpload", targets: ["MQTTUpload"]),
+        .library(name: "HTTPUpload", targets: ["HTTPUpload"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .executable(name: "lodestar", targets: ["LodestarMain"]),
     ],
@@ -30,6 +34,27 @@ let package = Package(
             pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]
         ),
+        // SQLite 3, for the location store; only LocationStore imports it.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // libmosquitto, the MQTT client for OwnTracks uploads; only MQTTUpload imports it.
+        .systemLibrary(
+            name: "CMosquitto",
+            path: "Sources/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        // libcurl, the HTTP client for Traccar (OsmAnd) uploads; only HTTPUpload imports it.
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the
         // monotonic clock, threads, child processes.
         .target(name: "SystemInterface"),
@@ -44,6 +69,15 @@ let package = Package(
         .target(name: "Receivers", dependencies: ["GPSModel", "GPSD", "Policy", "SystemInterface"]),
         // A receiver's enable line on a GPIO chip, as a PowerSwitch.
         .target(name: "GPIOLines", dependencies: ["CGPIOD", "Receivers", "SystemInterface"]),
+        // Store and forward, pure: why a location was delivered, the OwnTracks and OsmAnd payloads, when a
+        // batch goes out (UploadScheduler), and the transport protocol the uploaders implement.
+        .target(name: "Forwarding", dependencies: ["GPSModel", "JSON"]),
+        // The SQLite store of delivered locations and events, with each uploader's queue position.
+        .target(name: "LocationStore", dependencies: ["CSQLite", "Forwarding", "GPSModel", "JSON", "SystemInterface"]),
+        // OwnTracks over MQTT (libmosquitto).
+        .target(name: "MQTTUpload", dependencies: ["CMosquitto", "Forwarding", "GPSModel", "SystemInterface"]),
+        // Traccar's OsmAnd protocol over HTTP(S) (libcurl).
+        .target(name: "HTTPUpload", dependencies: ["CCurl", "Forwarding", "GPSModel", "SystemInterface"]),
         // Test infrastructure: used by the tests, `lodestar demo` and bench/, never by the library.
         .target(
             name: "Testbed",
@@ -58,12 +92,13 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "Lodestar", "Receivers", "GPIOLines", "Policy", "Capture", "GPSD", "JSON", "GPSModel", "SystemInterface",
+                "Forwarding", "LocationStore", "MQTTUpload", "HTTPUpload",
             ]),
         .target(
             name: "LodestarCLI",
             dependencies: [
                 "Daemon", "Lodestar", "Testbed", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy", "GPSD", "JSON",
-                "GPSModel", "SystemInterface",
+                "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
         // Test targets follow the modules they test; Testbed is their shared test utility module.
@@ -78,6 +113,12 @@ let package = Package(
         .testTarget(
             name: "ReceiversTests",
             dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
+        .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "GPSModel", "JSON"]),
+        .testTarget(name: "LocationStoreTests", dependencies: ["LocationStore", "Forwarding", "GPSModel", "SystemInterface"]),
+        .testTarget(
+            name: "MQTTUploadTests", dependencies: ["MQTTUpload", "Forwarding", "Testbed", "GPSModel", "SystemInterface"]),
+        .testTarget(
+            name: "HTTPUploadTests", dependencies: ["HTTPUpload", "Forwarding", "Testbed", "GPSModel", "SystemInterface"]),
         .testTarget(name: "GPIOLinesTests", dependencies: ["GPIOLines", "Receivers", "SystemInterface"]),
         .testTarget(
             name: "LodestarTests",

@@ -1,0 +1,2 @@
+import CCurl
+import Forwarding

@@ -1,0 +1,3 @@
+import CSQLite
+import Forwarding
+import GPSModel

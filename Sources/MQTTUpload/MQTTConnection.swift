@@ -1,0 +1,2 @@
+import CMosquitto
+import Forwarding

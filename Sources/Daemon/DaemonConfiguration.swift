@@ -1,3 +1,4 @@
+import GPSModel
 import Policy
 
 /// What `lodestar run` does, as read from its config file (docs/config.md) and flags. Every member has the
@@ -19,8 +20,86 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The status file `lodestar status` reads and the default socket. systemd's `RuntimeDirectory`.
     public var runtimeDirectory: String = "/run/lodestar"
     public var status = StatusSettings()
+    /// The SQLite store of delivered locations and events (docs/store.md); nil keeps none, and then nothing
+    /// can be uploaded.
+    public var store: StoreSettings? = StoreSettings()
+    /// Where the store's locations are sent (docs/upload.md).
+    public var upload = UploadSettings()
+    /// The datum outputs and uploads write coordinates in. The policy, the store and captures always hold
+    /// WGS-84, the receiver's own.
+    public var coordinates: CoordinateSystem = .wgs84
 
     public init() {}
+
+    /// The location store: a SQLite file, bounded by size and age; the oldest rows every uploader has go first.
+    public struct StoreSettings: Sendable, Equatable {
+        /// Relative paths are under `stateDirectory`.
+        public var path: String = "store.sqlite"
+        /// Bytes the file (with its write-ahead log) may take; nil: no limit by size.
+        public var maxBytes: Int? = 100_000_000
+        /// Days a row is kept once every uploader has it; nil: no limit by age.
+        public var maxAgeDays: Int?
+        public init() {}
+    }
+
+    /// The uploaders, and when batches go out (`UploadScheduler`).
+    public struct UploadSettings: Sendable, Equatable {
+        /// Seconds the oldest unsent location may wait before a batch goes; 0 sends every location at once.
+        public var maxBatchAge: Double = 900
+        /// false: nothing is sent while the receiver sleeps, so the radio sleeps with it.
+        public var uploadWhileAsleep: Bool = true
+        /// The first retry's delay after a failure, doubling (with jitter) up to `maxBackoff`, in seconds.
+        public var initialBackoff: Double = 10
+        public var maxBackoff: Double = 900
+        public var owntracks: OwnTracksUpload?
+        public var traccar: TraccarUpload?
+        public init() {}
+
+        /// The uploaders configured, by the names their queue positions have in the store.
+        public var names: [String] {
+            (owntracks == nil ? [] : ["owntracks"]) + (traccar == nil ? [] : ["traccar"])
+        }
+    }
+
+    /// OwnTracks over MQTT: topic `owntracks/<user>/<device>`.
+    public struct OwnTracksUpload: Sendable, Equatable {
+        public var host: String = "localhost"
+        /// nil: 1883, or 8883 with TLS.
+        public var port: Int?
+        public var user: String = ""
+        public var device: String = ""
+        /// OwnTracks' `tid`, two characters on its map; nil: the device's last two.
+        public var trackerID: String?
+        public var username: String?
+        public var password: String?
+        public var tls: Bool = false
+        /// A CA certificate file to check the broker against; nil: the system's.
+        public var caFile: String?
+        /// Accept a certificate whose name does not match the host (for an address in a test network).
+        public var insecure: Bool = false
+        /// Seconds one connection and its batch may take.
+        public var timeout: Double = 30
+        public init() {}
+    }
+
+    /// Traccar (or any OsmAnd-protocol server) over HTTP(S).
+    public struct TraccarUpload: Sendable, Equatable {
+        public enum Method: String, Sendable, Equatable, CaseIterable { case post, get }
+        /// The server's OsmAnd port: `http://traccar.example:5055`.
+        public var url: String = ""
+        /// The device's identifier in Traccar.
+        public var deviceID: String = ""
+        public var method: Method = .post
+        /// A file holding the battery's charge in percent (`/sys/class/power_supply/BAT0/capacity`); sent as `batt`.
+        public var batterySource: String?
+        public var caFile: String?
+        public var insecure: Bool = false
+        public var username: String?
+        public var password: String?
+        /// Seconds one request may take.
+        public var timeout: Double = 30
+        public init() {}
+    }
 
     public struct GPSDSettings: Sendable, Equatable {
         public var host: String = "localhost"

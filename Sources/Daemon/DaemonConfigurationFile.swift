@@ -1,3 +1,4 @@
+import GPSModel
 import JSON
 import Lodestar
 import Policy
@@ -238,6 +239,7 @@ public enum DaemonConfigurationReader {
 enum ConfigurationKeys {
     static let top = [
         "profile", "profileDirectory", "gpsd", "receiver", "outputs", "stateDirectory", "runtimeDirectory", "status",
+        "store", "upload", "coordinates",
     ]
     static let gpsd = ["host", "port", "device"]
     static let receiver = ["powerControl", "connection", "powerSwitch"]
@@ -252,6 +254,14 @@ enum ConfigurationKeys {
     static let capture = ["path", "rotation", "raw"]
     static let status = ["noFixInterval", "updateInterval"]
     static let connections = ["auto", "usb", "uart"]
+    static let store = ["path", "maxBytes", "maxAgeDays"]
+    static let upload = ["maxBatchAge", "uploadWhileAsleep", "initialBackoff", "maxBackoff", "owntracks", "traccar"]
+    static let owntracks = [
+        "host", "port", "user", "device", "trackerID", "username", "password", "tls", "caFile", "insecure", "timeout",
+    ]
+    static let traccar = [
+        "url", "deviceID", "method", "batterySource", "caFile", "insecure", "username", "password", "timeout",
+    ]
 }
 
 /// The ranges numbers must be in, said in the problems and in docs/config.md.
@@ -264,6 +274,11 @@ enum ConfigurationRanges {
     static let keepDays = NumberRange(1, 36_500, unit: "days", integer: true)
     static let noFixInterval = NumberRange(1, 86_400, unit: "seconds")
     static let updateInterval = NumberRange(0.5, 3_600, unit: "seconds")
+    static let storeBytes = NumberRange(65_536, 1_099_511_627_776, unit: "bytes", integer: true)
+    static let maxAgeDays = NumberRange(1, 36_500, unit: "days", integer: true)
+    static let maxBatchAge = NumberRange(0, 604_800, unit: "seconds")
+    static let backoff = NumberRange(1, 86_400, unit: "seconds")
+    static let uploadTimeout = NumberRange(1, 600, unit: "seconds")
     /// `sun_path` holds 108 bytes with the terminating zero.
     static let socketPathBytes = 107
 }
@@ -361,8 +376,117 @@ private struct ConfigurationWalker {
                 status, "updateInterval", "status", &configuration.status.updateInterval,
                 ConfigurationRanges.updateInterval)
         }
+        if let value = top["store"] { readStore(value, into: &configuration.store) }
+        if let value = top["upload"], let upload = members(value, at: "upload", keys: ConfigurationKeys.upload) {
+            readUpload(upload, into: &configuration.upload)
+        }
+        if let value = top["coordinates"],
+            let text = choice(value, at: "coordinates", CoordinateSystem.allCases.map(\.rawValue))
+        {
+            configuration.coordinates = CoordinateSystem(rawValue: text) ?? .wgs84
+        }
         checkCombinations(configuration)
         return configuration
+    }
+
+    /// Like an output: null or false for no store, true for the defaults, an object over the defaults.
+    private mutating func readStore(_ value: JSONValue, into target: inout DaemonConfiguration.StoreSettings?) {
+        let keys = ConfigurationKeys.store
+        switch value {
+        case .null, .bool(false): target = nil
+        case .bool(true): target = DaemonConfiguration.StoreSettings()
+        case .object:
+            guard let members = members(value, at: "store", keys: keys) else { return }
+            var store = DaemonConfiguration.StoreSettings()
+            text(members, "path", "store", &store.path, .path)
+            optionalInteger(members, "maxBytes", "store", &store.maxBytes, ConfigurationRanges.storeBytes, null: "no size limit")
+            optionalInteger(
+                members, "maxAgeDays", "store", &store.maxAgeDays, ConfigurationRanges.maxAgeDays, null: "no age limit")
+            target = store
+        default:
+            report(
+                "store",
+                "is \(value.typeName), not an object (allowed: null or false for no store, true for the defaults, "
+                    + "or an object with keys: \(keys.joined(separator: ", ")))")
+        }
+    }
+
+    private mutating func readUpload(_ upload: Members, into settings: inout DaemonConfiguration.UploadSettings) {
+        number(upload, "maxBatchAge", "upload", &settings.maxBatchAge, ConfigurationRanges.maxBatchAge)
+        flag(upload, "uploadWhileAsleep", "upload", &settings.uploadWhileAsleep)
+        number(upload, "initialBackoff", "upload", &settings.initialBackoff, ConfigurationRanges.backoff)
+        number(upload, "maxBackoff", "upload", &settings.maxBackoff, ConfigurationRanges.backoff)
+        uploader(upload, "owntracks", &settings.owntracks, keys: ConfigurationKeys.owntracks) {
+            walker, members, path, owntracks in
+            walker.text(members, "host", path, &owntracks.host, .host)
+            if let value = members["port"] {
+                if case .null = value {
+                    owntracks.port = nil
+                } else if let port = walker.integer(value, at: ConfigurationWalker.join(path, "port"), ConfigurationRanges.port) {
+                    owntracks.port = port
+                }
+            }
+            walker.requiredText(members, "user", path, &owntracks.user, .topicLevel)
+            walker.requiredText(members, "device", path, &owntracks.device, .topicLevel)
+            walker.optionalText(members, "trackerID", path, &owntracks.trackerID, .trackerID, null: "the device's last two characters")
+            walker.optionalText(members, "username", path, &owntracks.username, .name, null: "no username")
+            walker.optionalText(members, "password", path, &owntracks.password, .name, null: "no password")
+            walker.flag(members, "tls", path, &owntracks.tls)
+            walker.optionalText(members, "caFile", path, &owntracks.caFile, .absolutePath, null: "the system's certificates")
+            walker.flag(members, "insecure", path, &owntracks.insecure)
+            walker.number(members, "timeout", path, &owntracks.timeout, ConfigurationRanges.uploadTimeout)
+        }
+        uploader(upload, "traccar", &settings.traccar, keys: ConfigurationKeys.traccar) {
+            walker, members, path, traccar in
+            walker.requiredText(members, "url", path, &traccar.url, .url)
+            walker.requiredText(members, "deviceID", path, &traccar.deviceID, .name)
+            if let value = members["method"],
+                let text = walker.choice(
+                    value, at: ConfigurationWalker.join(path, "method"),
+                    DaemonConfiguration.TraccarUpload.Method.allCases.map(\.rawValue))
+            {
+                traccar.method = DaemonConfiguration.TraccarUpload.Method(rawValue: text) ?? traccar.method
+            }
+            walker.optionalText(members, "batterySource", path, &traccar.batterySource, .absolutePath, null: "no battery level")
+            walker.optionalText(members, "caFile", path, &traccar.caFile, .absolutePath, null: "the system's certificates")
+            walker.flag(members, "insecure", path, &traccar.insecure)
+            walker.optionalText(members, "username", path, &traccar.username, .name, null: "no username")
+            walker.optionalText(members, "password", path, &traccar.password, .name, null: "no password")
+            walker.number(members, "timeout", path, &traccar.timeout, ConfigurationRanges.uploadTimeout)
+        }
+    }
+
+    /// An uploader: null or false for none, an object with its keys (some required: an uploader has no
+    /// defaults for where it sends).
+    private mutating func uploader<Settings>(
+        _ upload: Members, _ key: String, _ target: inout Settings?, keys: [String],
+        read: (inout ConfigurationWalker, Members, String, inout Settings) -> Void
+    ) where Settings: DefaultOutput {
+        guard let value = upload[key] else { return }
+        let path = Self.join("upload", key)
+        switch value {
+        case .null, .bool(false): target = nil
+        case .object:
+            guard let members = members(value, at: path, keys: keys) else { return }
+            var settings = Settings()
+            read(&self, members, path, &settings)
+            target = settings
+        default:
+            report(
+                path,
+                "is \(value.typeName), not an object (allowed: null or false for none, or an object with keys: "
+                    + "\(keys.joined(separator: ", ")))")
+        }
+    }
+
+    private mutating func requiredText(
+        _ members: Members, _ key: String, _ parent: String, _ target: inout String, _ kind: TextKind
+    ) {
+        guard members[key] != nil else {
+            report(Self.join(parent, key), "is missing (allowed: \(kind.allowed))")
+            return
+        }
+        text(members, key, parent, &target, kind)
     }
 
     private mutating func readOutputs(_ outputs: Members, into settings: inout DaemonConfiguration.OutputSettings) {
@@ -527,7 +651,7 @@ private struct ConfigurationWalker {
 
     /// What a string must look like.
     enum TextKind {
-        case name, path, absolutePath, host, chip, group
+        case name, path, absolutePath, host, chip, group, topicLevel, trackerID, url
 
         /// Why `text` is not one, nil when it is.
         func problem(_ text: String) -> String? {
@@ -547,6 +671,15 @@ private struct ConfigurationWalker {
                 let fits = text.count <= 32 && !text.hasPrefix("-")
                     && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
                 return fits ? nil : "'\(text)' is not a group name (allowed: \(allowed))"
+            case .topicLevel:
+                return text.contains(where: { "/+#".contains($0) })
+                    ? "'\(text)' cannot be an MQTT topic level (allowed: \(allowed))" : nil
+            case .trackerID:
+                return text.count <= 2 ? nil : "'\(text)' is longer than two characters (allowed: \(allowed))"
+            case .url:
+                let lower = text.lowercased()
+                return (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && !text.contains(where: \.isWhitespace)
+                    ? nil : "'\(text)' is not an http:// or https:// URL (allowed: \(allowed))"
             }
         }
 
@@ -558,6 +691,9 @@ private struct ConfigurationWalker {
             case .host: "a host name or address"
             case .chip: "gpiochipN, or a path such as /dev/gpiochip0"
             case .group: "a group name (letters, digits, '-', '_', '.'), or null"
+            case .topicLevel: "a name without '/', '+' or '#'"
+            case .trackerID: "one or two characters"
+            case .url: "an http:// or https:// URL, such as http://traccar.example:5055"
             }
         }
     }
@@ -673,6 +809,19 @@ private struct ConfigurationWalker {
         {
             report("outputs.capture.path", "is the same file as outputs.jsonl.path (allowed: another file)")
         }
+        let upload = configuration.upload
+        if configuration.store == nil, !upload.names.isEmpty {
+            report(
+                "store",
+                "is off, but upload.\(upload.names.joined(separator: " and upload.")) needs it: uploads are sent "
+                    + "from the store (allowed: a store, or no uploaders)")
+        }
+        if upload.maxBackoff < upload.initialBackoff {
+            report(
+                "upload.maxBackoff",
+                "is \(JSONWriter.numberText(upload.maxBackoff)) s, less than upload.initialBackoff "
+                    + "(\(JSONWriter.numberText(upload.initialBackoff)) s) (allowed: at least initialBackoff)")
+        }
     }
 }
 
@@ -683,6 +832,8 @@ extension DaemonConfiguration.GPXOutput: DefaultOutput {}
 extension DaemonConfiguration.StdoutOutput: DefaultOutput {}
 extension DaemonConfiguration.SocketOutput: DefaultOutput {}
 extension DaemonConfiguration.CaptureOutput: DefaultOutput {}
+extension DaemonConfiguration.OwnTracksUpload: DefaultOutput {}
+extension DaemonConfiguration.TraccarUpload: DefaultOutput {}
 
 /// The known word nearest a mistyped one, when it is at most two edits away or differs only in case.
 private func closestKey(to word: String, in candidates: [String]) -> String? {
@@ -734,6 +885,40 @@ extension DaemonConfiguration {
             let digits = String(mode, radix: 8)
             return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
         }
+        let storeValue: JSONValue =
+            store.map {
+                .object([
+                    ("path", .string($0.path)), ("maxBytes", optional($0.maxBytes)), ("maxAgeDays", optional($0.maxAgeDays)),
+                ])
+            } ?? .null
+        var owntracksValue = JSONValue.null
+        if let owntracks = upload.owntracks {
+            let members: [(key: String, value: JSONValue)] = [
+                ("host", .string(owntracks.host)), ("port", optional(owntracks.port)), ("user", .string(owntracks.user)),
+                ("device", .string(owntracks.device)), ("trackerID", optional(owntracks.trackerID)),
+                ("username", optional(owntracks.username)), ("password", optional(owntracks.password)),
+                ("tls", .bool(owntracks.tls)), ("caFile", optional(owntracks.caFile)),
+                ("insecure", .bool(owntracks.insecure)), ("timeout", .number(owntracks.timeout)),
+            ]
+            owntracksValue = .object(members)
+        }
+        var traccarValue = JSONValue.null
+        if let traccar = upload.traccar {
+            let members: [(key: String, value: JSONValue)] = [
+                ("url", .string(traccar.url)), ("deviceID", .string(traccar.deviceID)),
+                ("method", .string(traccar.method.rawValue)), ("batterySource", optional(traccar.batterySource)),
+                ("caFile", optional(traccar.caFile)), ("insecure", .bool(traccar.insecure)),
+                ("username", optional(traccar.username)), ("password", optional(traccar.password)),
+                ("timeout", .number(traccar.timeout)),
+            ]
+            traccarValue = .object(members)
+        }
+        let uploadMembers: [(key: String, value: JSONValue)] = [
+            ("maxBatchAge", .number(upload.maxBatchAge)), ("uploadWhileAsleep", .bool(upload.uploadWhileAsleep)),
+            ("initialBackoff", .number(upload.initialBackoff)), ("maxBackoff", .number(upload.maxBackoff)),
+            ("owntracks", owntracksValue), ("traccar", traccarValue),
+        ]
+        let uploadValue = JSONValue.object(uploadMembers)
         return .object([
             ("profile", .string(profile)),
             ("profileDirectory", .string(profileDirectory)),
@@ -800,6 +985,9 @@ extension DaemonConfiguration {
                     ("updateInterval", .number(status.updateInterval)),
                 ])
             ),
+            ("store", storeValue),
+            ("upload", uploadValue),
+            ("coordinates", .string(coordinates.rawValue)),
         ])
     }
 
@@ -819,8 +1007,16 @@ extension DaemonConfiguration {
             case (true, .gpio(let chip, let line, _)): "power control, GPIO switch \(chip) line \(line)"
             }
         let device = gpsd.device ?? "first device"
+        var forwarding: [String] = []
+        if let store { forwarding.append("store \(Self.resolve(store.path, under: stateDirectory))") }
+        if let owntracks = upload.owntracks {
+            forwarding.append("owntracks \(owntracks.host) owntracks/\(owntracks.user)/\(owntracks.device)")
+        }
+        if let traccar = upload.traccar { forwarding.append("traccar \(traccar.url) id \(traccar.deviceID)") }
         return "profile \(profile); gpsd \(gpsd.host):\(gpsd.port) \(device); "
             + "receiver \(receiver.connection?.rawValue ?? "auto"), \(control); "
             + "outputs: \(on.isEmpty ? "none" : on.joined(separator: ", "))"
+            + (forwarding.isEmpty ? "" : "; \(forwarding.joined(separator: ", "))")
+            + (coordinates == .wgs84 ? "" : "; coordinates \(coordinates.rawValue)")
     }
 }

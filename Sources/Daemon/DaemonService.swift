@@ -71,6 +71,8 @@ public final class DaemonService {
     private var setup: DaemonSetup
     private var hooks: Hooks
     private var outputs: [any TrackOutput] = []
+    /// The location store and its uploaders; nil without a store.
+    private var forwarder: StoreForwarder?
     /// Outputs whose last write failed, with the failure (logged once per change).
     private var failing: [String: String] = [:]
     private var run: ManagedRun?
@@ -112,6 +114,22 @@ public final class DaemonService {
 
     /// How long the service waits for the manager to put the receiver in its exit regime.
     static let managerStopLimit = 1.4
+    /// How long it waits for the uploaders to give up a send in flight (it is sent again next run).
+    static let uploadStopLimit = 0.3
+
+    /// The store and uploaders a setup names, on the service's clock (the receiver's, in the demo).
+    private func makeForwarder(_ setup: DaemonSetup) -> StoreForwarder? {
+        let started = self.started
+        let rate = setup.clockRate
+        let clock = ForwardingClock(anchor: startedAt, seconds: { (monotonicSeconds() - started) * rate })
+        let forwarder = StoreForwarder(
+            configuration: setup.configuration, clock: clock, newestDelivered: state.lastLocation?.timestamp,
+            log: hooks.log)
+        status.store = forwarder == nil ? nil : setup.configuration.store.map {
+            DaemonConfiguration.resolve($0.path, under: setup.configuration.stateDirectory)
+        }
+        return forwarder
+    }
     private var stopSeen: Double?
 
     /// Runs until `hooks.shouldStop`; returns within about 2 s of it.
@@ -132,6 +150,7 @@ public final class DaemonService {
                     + "\(savedState.runs) earlier run\(savedState.runs == 1 ? "" : "s")")
         }
         outputs = hooks.makeOutputs(setup.configuration)
+        forwarder = makeForwarder(setup)
         hooks.log(
             "lodestar run: profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
@@ -173,6 +192,8 @@ public final class DaemonService {
         }
         for output in outputs { output.close() }
         outputs = []
+        forwarder?.close(waitingAtMost: Self.uploadStopLimit)
+        forwarder = nil
         publish()
         save()
         if let stopSeen {
@@ -209,6 +230,8 @@ public final class DaemonService {
         let charge = chargeBeforeReload.charge + ledger.charge(at: receiverSeconds)
         let alwaysOn = chargeBeforeReload.alwaysOn + ledger.alwaysOn(at: receiverSeconds)
         status.updated = UTCTime.now()
+        status.uploads = forwarder?.uploads ?? []
+        status.storeDropped = forwarder?.dropped ?? 0
         status.chargeMilliampHours = charge
         status.alwaysOnMilliampHours = alwaysOn
         state.chargeMilliampHours = savedState.chargeMilliampHours + charge
@@ -268,13 +291,24 @@ public final class DaemonService {
                 for update in old.take().updates { handle(update) }
             }
             if let old { finishCapture(of: old) }
-            if new.configuration.outputs != setup.configuration.outputs
+            let outputsChanged =
+                new.configuration.outputs != setup.configuration.outputs
                 || new.configuration.stateDirectory != setup.configuration.stateDirectory
                 || new.configuration.runtimeDirectory != setup.configuration.runtimeDirectory
-            {
+            let forwardingChanged =
+                new.configuration.store != setup.configuration.store
+                || new.configuration.upload != setup.configuration.upload
+                || new.configuration.coordinates != setup.configuration.coordinates
+                || new.configuration.stateDirectory != setup.configuration.stateDirectory
+                || new.clockRate != setup.clockRate
+            if outputsChanged {
                 for output in outputs { output.close() }
                 if let problem = Self.prepareDirectories(new.configuration) { hooks.log("lodestar run: \(problem)") }
                 outputs = hooks.makeOutputs(new.configuration)
+            }
+            if forwardingChanged {
+                forwarder?.close(waitingAtMost: Self.uploadStopLimit)
+                forwarder = makeForwarder(new)
             }
             chargeBeforeReload.charge += ledger.charge(at: receiverSeconds)
             chargeBeforeReload.alwaysOn += ledger.alwaysOn(at: receiverSeconds)
@@ -294,10 +328,13 @@ public final class DaemonService {
 
     private func handle(_ update: LocationUpdate) {
         let now = UTCTime.now()
+        forwarder?.record(update)
         switch update {
         case .locations(let locations):
+            let coordinates = setup.configuration.coordinates
             for location in locations {
-                write(.location(location), now: now)
+                // Outputs get the configured datum; the state, the status and the store keep WGS-84.
+                write(.location(coordinates == .wgs84 ? location : location.converted(to: coordinates)), now: now)
                 status.fixesDelivered += 1
                 status.lastFix = location.timestamp
                 status.lastLocation = location
@@ -363,6 +400,7 @@ public final class DaemonService {
     }
 
     private func tickOutputs() {
+        forwarder?.tick()
         let now = UTCTime.now()
         for output in outputs {
             do throws(OutputFailure) {

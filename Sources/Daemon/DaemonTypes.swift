@@ -67,6 +67,11 @@ public struct DaemonStatus: Sendable, Equatable {
     /// Seconds between writes of the status (the config's `status.updateInterval`): a status much older than
     /// this comes from a service that is hung or gone.
     public var updateInterval: Double
+    /// Each uploader's queue and last success (docs/upload.md); empty without uploads.
+    public var uploads: [UploadStatus] = []
+    /// The store's file, nil without a store, and the locations it dropped unsent because it was full.
+    public var store: String?
+    public var storeDropped: Int = 0
 
     public init(
         pid: Int32, started: UTCTime, updated: UTCTime, profile: String, device: String? = nil,

@@ -56,6 +56,24 @@ public struct StatusFile: Sendable {
         ]
         if let lastError = status.lastError { members.append(("lastError", .string(lastError))) }
         if let lastErrorAt = status.lastErrorAt { members.append(("lastErrorAt", .string(lastErrorAt.iso8601))) }
+        if let store = status.store {
+            members.append(("store", .string(store)))
+            members.append(("storeDropped", .number(Double(status.storeDropped))))
+        }
+        if !status.uploads.isEmpty { members.append(("uploads", .array(status.uploads.map(uploadValue)))) }
+        return .object(members)
+    }
+
+    private static func uploadValue(_ upload: UploadStatus) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("name", .string(upload.name)), ("destination", .string(upload.destination)),
+            ("state", .string(upload.state)), ("queueDepth", .number(Double(upload.queueDepth))),
+        ]
+        if let lastSuccess = upload.lastSuccess { members.append(("lastSuccess", .string(lastSuccess.iso8601))) }
+        if let lastError = upload.lastError { members.append(("lastError", .string(lastError))) }
+        members.append(("sent", .number(Double(upload.sent))))
+        members.append(("connections", .number(Double(upload.connections))))
+        if let worst = upload.worstLatency { members.append(("worstLatency", .number((worst * 10).rounded() / 10))) }
         return .object(members)
     }
 
@@ -81,6 +99,24 @@ public struct StatusFile: Sendable {
         status.alwaysOnMilliampHours = try fields.number("alwaysOnMilliampHours") ?? 0
         status.lastError = try fields.string("lastError")
         status.lastErrorAt = try fields.time("lastErrorAt")
+        status.store = try fields.string("store")
+        status.storeDropped = try fields.integer("storeDropped") ?? 0
+        if let value = fields.value("uploads") {
+            guard case .array(let items) = value else { throw fields.damaged("uploads", "is \(value.typeName), not an array") }
+            for (index, item) in items.enumerated() {
+                guard case .object(let members) = item else {
+                    throw fields.damaged("uploads[\(index)]", "is \(item.typeName), not an object")
+                }
+                let upload = JSONFields(members: members, path: path, prefix: "uploads[\(index)].")
+                status.uploads.append(
+                    UploadStatus(
+                        name: try upload.requiredString("name"), destination: try upload.string("destination") ?? "",
+                        state: try upload.string("state") ?? "", queueDepth: try upload.integer("queueDepth") ?? 0,
+                        lastSuccess: try upload.time("lastSuccess"), lastError: try upload.string("lastError"),
+                        sent: try upload.integer("sent") ?? 0, connections: try upload.integer("connections") ?? 0,
+                        worstLatency: try upload.number("worstLatency")))
+            }
+        }
         return status
     }
 }

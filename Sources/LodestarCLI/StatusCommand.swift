@@ -106,6 +106,17 @@ enum StatusCommand {
         lines.append(
             "energy since start: "
                 + EnergyLedger.summary(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours))
+        if let store = status.store {
+            let dropped = status.storeDropped == 0 ? "" : "; dropped \(status.storeDropped) unsent locations when full"
+            lines.append("store: \(store)\(dropped)")
+        }
+        for upload in status.uploads {
+            let success = upload.lastSuccess.map { "last success " + StatusText.ago(now.interval(since: $0)) } ?? "no success yet"
+            var line = "upload \(upload.name): \(upload.state), \(upload.queueDepth) waiting, \(success); "
+                + "\(upload.sent) sent over \(upload.connections) connection\(upload.connections == 1 ? "" : "s")"
+            if let error = upload.lastError, upload.queueDepth > 0 { line += "; last error: \(error)" }
+            lines.append(line)
+        }
         if let lastError = status.lastError {
             let when = status.lastErrorAt.map { " (\(StatusText.ago(now.interval(since: $0))))" } ?? ""
             lines.append("last error: \(lastError)\(when)")

@@ -1,0 +1,198 @@
+import Forwarding
+import GPSModel
+import HTTPUpload
+import Lodestar
+import LocationStore
+import MQTTUpload
+import Policy
+import SystemInterface
+
+/// The store and its uploaders as the service runs them. On the service's thread it writes each delivered
+/// location (with why it was delivered) and each event to the store and tells every uploader; each uploader
+/// sends from the store on its own thread (`UploadWorker`). Bounds are applied every minute.
+final class StoreForwarder {
+    private let store: LocationStore
+    private var workers: [UploadWorker] = []
+    private let clock: ForwardingClock
+    private let log: (String) -> Void
+    /// The newest location stored: significant-change's first event repeats the last known location, which
+    /// is already in the store.
+    private var newestStored: UTCTime?
+    /// A `deferredFinished` event comes just before its batch (Core Location's order).
+    private var deferralEnded = false
+    private var asleep: Bool?
+    private var writeProblem: String?
+    private var nextBounds = 0.0
+    private(set) var dropped = 0
+
+    /// Opens the store the config names and starts its uploaders; nil (logged) when there is no store or it
+    /// cannot be opened, and the service runs on without it.
+    init?(
+        configuration: DaemonConfiguration, clock: ForwardingClock, newestDelivered: UTCTime?,
+        log: @escaping (String) -> Void
+    ) {
+        guard let settings = configuration.store else { return nil }
+        let path = DaemonConfiguration.resolve(settings.path, under: configuration.stateDirectory)
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex,
+            let problem = DaemonService.makeDirectories(String(path[..<slash]))
+        {
+            log("lodestar run: cannot open the store: \(problem); running without it, nothing is uploaded")
+            return nil
+        }
+        let bounds = StoreBounds(maxBytes: settings.maxBytes, maxAge: settings.maxAgeDays.map { Double($0) * 86_400 })
+        do throws(StoreError) {
+            store = try LocationStore(path: path, bounds: bounds)
+            try store.setUploaders(configuration.upload.names)
+        } catch {
+            log("lodestar run: cannot open the store: \(error); running without it, nothing is uploaded")
+            return nil
+        }
+        for notice in store.notices { log("lodestar run: store: \(notice)") }
+        self.clock = clock
+        self.log = log
+        newestStored = newestDelivered
+        let upload = configuration.upload
+        let schedule = UploadSchedule(
+            maxBatchAge: upload.maxBatchAge, uploadWhileAsleep: upload.uploadWhileAsleep,
+            initialBackoff: upload.initialBackoff, maxBackoff: upload.maxBackoff)
+        var transports: [(String, any UploadTransport)] = []
+        if let owntracks = upload.owntracks { transports.append(("owntracks", Self.transport(owntracks))) }
+        if let traccar = upload.traccar { transports.append(("traccar", Self.transport(traccar))) }
+        for (name, transport) in transports {
+            let worker = UploadWorker(
+                name: name, storePath: path, transport: transport, schedule: schedule, clock: clock,
+                coordinates: configuration.coordinates)
+            if worker.start() {
+                workers.append(worker)
+                log("lodestar run: upload \(name): to \(transport.name)")
+            } else {
+                log("lodestar run: upload \(name): cannot start its thread; not uploading there")
+            }
+        }
+    }
+
+    static func transport(_ settings: DaemonConfiguration.OwnTracksUpload) -> any UploadTransport {
+        var mqtt = OwnTracksMQTTSettings(host: settings.host, user: settings.user, device: settings.device)
+        mqtt.port = settings.port ?? (settings.tls ? 8883 : 1883)
+        mqtt.trackerID = settings.trackerID
+        mqtt.username = settings.username
+        mqtt.password = settings.password
+        mqtt.tls = settings.tls
+        mqtt.caFile = settings.caFile
+        mqtt.insecure = settings.insecure
+        mqtt.timeout = settings.timeout
+        return OwnTracksMQTTTransport(settings: mqtt)
+    }
+
+    static func transport(_ settings: DaemonConfiguration.TraccarUpload) -> any UploadTransport {
+        var http = TraccarHTTPSettings(url: settings.url, deviceID: settings.deviceID)
+        http.method = settings.method == .get ? .get : .post
+        http.batterySource = settings.batterySource
+        http.caFile = settings.caFile
+        http.insecure = settings.insecure
+        http.username = settings.username
+        http.password = settings.password
+        http.timeout = settings.timeout
+        return TraccarHTTPTransport(settings: http)
+    }
+
+    /// What the service saw, in order.
+    func record(_ update: LocationUpdate) {
+        switch update {
+        case .locations(let locations):
+            let reason: DeliveryReason = deferralEnded || locations.count > 1 ? .deferredBatch : .update
+            deferralEnded = false
+            store(locations, reason: reason)
+        case .event(let kind, let detail):
+            appendEvent(kind.name, detail)
+            switch kind {
+            case .deferredFinished: deferralEnded = true
+            case .significantChange(let location): store([location], reason: .significantChange)
+            case .requestCompleted(_, let location): store([location], reason: .request)
+            case .paused: post(.paused)
+            default: break
+            }
+        case .regime(let regime, _):
+            let sleeping = regime == .off || regime == .standby
+            if sleeping != asleep {
+                asleep = sleeping
+                post(.receiverAsleep(sleeping))
+            }
+        case .power, .transmitted, .noFix:
+            break
+        }
+    }
+
+    private func store(_ locations: [Location], reason: DeliveryReason) {
+        let fresh = locations.filter { location in newestStored.map { location.timestamp > $0 } ?? true }
+        guard !fresh.isEmpty else { return }
+        do throws(StoreError) {
+            let stored = try store.append(fresh.map { ($0, reason) }, stored: clock.now)
+            newestStored = fresh.map(\.timestamp).max()
+            recovered()
+            post(.stored(count: stored.count, reason: reason))
+        } catch {
+            failed(error)
+        }
+    }
+
+    private func appendEvent(_ kind: String, _ detail: String) {
+        do throws(StoreError) {
+            try store.appendEvent(kind: kind, detail: detail, at: clock.now)
+        } catch {
+            failed(error)
+        }
+    }
+
+    private func post(_ input: UploadScheduler.Input) {
+        for worker in workers { worker.post(input) }
+    }
+
+    private func failed(_ error: StoreError) {
+        guard writeProblem != error.description else { return }
+        writeProblem = error.description
+        log("lodestar run: cannot write to the store: \(error); the other outputs go on")
+    }
+
+    private func recovered() {
+        guard writeProblem != nil else { return }
+        writeProblem = nil
+        log("lodestar run: the store is written again")
+    }
+
+    /// About once a second: the uploaders' log lines, and the bounds every minute of the service's clock.
+    func tick() {
+        for worker in workers {
+            for line in worker.takeLogs() { log("lodestar run: \(line)") }
+        }
+        let now = clock.seconds()
+        guard now >= nextBounds else { return }
+        nextBounds = now + 60
+        do throws(StoreError) {
+            let result = try store.enforceBounds(now: clock.now)
+            if result.droppedUnsent > 0 {
+                dropped += result.droppedUnsent
+                log(
+                    "lodestar run: the store is full: dropped the \(result.droppedUnsent) oldest locations not yet "
+                        + "uploaded (\(dropped) since start); raise store.maxBytes or check the uploads")
+            }
+        } catch {
+            failed(error)
+        }
+    }
+
+    var uploads: [UploadStatus] { workers.map(\.status) }
+
+    /// Stops the uploaders (each gives up a send in flight within about a second; the service waits at most
+    /// `seconds` in all) and closes the store.
+    func close(waitingAtMost seconds: Double) {
+        for worker in workers { worker.requestStop() }
+        let deadline = monotonicSeconds() + seconds
+        while workers.contains(where: { !$0.isFinished }), monotonicSeconds() < deadline { sleepSeconds(0.01) }
+        for worker in workers {
+            for line in worker.takeLogs() { log("lodestar run: \(line)") }
+        }
+        workers = []
+        store.close()
+    }
+}

@@ -1,0 +1,74 @@
+import Capture
+import GPSModel
+
+/// A long day for a tracker, made of the repository's real recordings: drives, each followed by a stretch
+/// parked (the stationary recording, repeated). Every piece is moved to start where the one before ended,
+/// in place and in time, so the day reads as one vehicle's: a car that drives, parks for a while, drives
+/// on. Used to replay hours through an emulated receiver at high speed (the store-and-forward tests and
+/// bench/store-forward-day.sh).
+public enum DayTimeline {
+    /// The drives, in the order they are used (the list repeats for a long day).
+    public static let drives = [
+        "munich-urban-stopgo-31m.nmea", "garmin-geko201-regensburg-drive-26m.nmea", "ublox-ubx-cartrip-15m.ubx",
+        "garmin-drive-reno-tahoe-2h43m.nmea",
+    ]
+    public static let parked = "stationary-netherlands-20m.nmea"
+
+    /// Epochs for `hours` of day starting at `start` (UTC), capture seconds from 0; after each drive the car
+    /// parks for `parkedMinutes`.
+    public static func epochs(
+        hours: Double, parkedMinutes: Double = 90, start: UTCTime = UTCTime(seconds: 1_780_293_600)
+    ) throws -> [EmulatedReceiver.Epoch] {
+        let drives = try Self.drives.map { try fixes(of: $0) }
+        let parked = try fixes(of: Self.parked)
+        let end = hours * 3600
+        var day: [EmulatedReceiver.Epoch] = []
+        var t = 0.0
+        var position: (latitude: Double, longitude: Double)?
+        var index = 0
+        while t < end {
+            let drive = drives[index % drives.count]
+            index += 1
+            append(drive, upTo: end, into: &day, t: &t, position: &position, start: start)
+            var parkedUntil = min(t + parkedMinutes * 60, end)
+            while t < parkedUntil {
+                let before = t
+                append(parked, upTo: parkedUntil, into: &day, t: &t, position: &position, start: start)
+                if t <= before { parkedUntil = t }  // nothing was added: stop rather than spin
+            }
+        }
+        return day
+    }
+
+    /// A capture's fixes with a position, as (seconds from its first, fix).
+    private static func fixes(of name: String) throws -> [(Double, Fix)] {
+        let capture = try importedCapture(name)
+        var fixes: [(Double, Fix)] = []
+        CaptureReplayer(capture).run(onEvent: { t, event in
+            if case .fix(let fix) = event, fix.hasPosition { fixes.append((t, fix)) }
+        })
+        guard let first = fixes.first?.0 else { return [] }
+        return fixes.map { ($0.0 - first, $0.1) }
+    }
+
+    /// Appends `piece` moved to start at `position` and at `t` + 1 s, until `limit`.
+    private static func append(
+        _ piece: [(Double, Fix)], upTo limit: Double, into day: inout [EmulatedReceiver.Epoch], t: inout Double,
+        position: inout (latitude: Double, longitude: Double)?, start: UTCTime
+    ) {
+        guard let first = piece.first?.1, let latitude = first.latitude, let longitude = first.longitude else { return }
+        let shift = position.map { ($0.latitude - latitude, $0.longitude - longitude) } ?? (0, 0)
+        let base = day.isEmpty ? 0 : t + 1
+        for (offset, original) in piece {
+            let when = base + offset
+            guard when < limit else { break }
+            var fix = original
+            fix.latitude = original.latitude.map { $0 + shift.0 }
+            fix.longitude = original.longitude.map { $0 + shift.1 }
+            fix.time = start.adding(seconds: when)
+            day.append(EmulatedReceiver.Epoch(t: when, fix: fix))
+            t = when
+            if let latitude = fix.latitude, let longitude = fix.longitude { position = (latitude, longitude) }
+        }
+    }
+}

@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "MQTTUploadTests", dependencies: ["MQTTUpload", "Forwarding", "Testbed", "GPSModel", "SystemInterface"]),
         .testTarget(
-            name: "HTTPUploadTests", dependencies: ["HTTPUpload", "Forwarding", "Testbed", "GPSModel", "SystemInterface"]),
+            name: "HTTPUploadTests", dependencies: ["HTTPUpload", "Forwarding", "Testbed", "GPSModel", "JSON", "SystemInterface"]),
         .testTarget(name: "GPIOLinesTests", dependencies: ["GPIOLines", "Receivers", "SystemInterface"]),
         .testTarget(
             name: "LodestarTests",

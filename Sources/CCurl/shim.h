@@ -19,6 +19,10 @@ static inline CURLcode ccurl_setopt_pointer(CURL *handle, CURLoption option, voi
 static inline CURLcode ccurl_setopt_write_function(CURL *handle, size_t (*function)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, function);
 }
+static inline CURLcode ccurl_setopt_xferinfo_function(
+    CURL *handle, int (*function)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t)) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, function);
+}
 static inline CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

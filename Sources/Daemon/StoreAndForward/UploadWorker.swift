@@ -239,3 +239,16 @@ final class UploadWorker: @unchecked Sendable {
         shared.withLock { change(&$0.status) }
     }
 }
+
+extension UploadScheduler {
+    /// The state as `lodestar status` words it.
+    var stateDescription: String {
+        switch state {
+        case .idle: "idle"
+        case .collecting: "waiting for a batch"
+        case .sending: "sending"
+        case .backingOff: "backing off"
+        case .held: "held while the receiver sleeps"
+        }
+    }
+}

@@ -121,7 +121,7 @@ public final class DaemonService {
     private func makeForwarder(_ setup: DaemonSetup) -> StoreForwarder? {
         let started = self.started
         let rate = setup.clockRate
-        let clock = ForwardingClock(anchor: startedAt, seconds: { (monotonicSeconds() - started) * rate })
+        let clock = ForwardingClock(anchor: startedAt, rate: rate, seconds: { (monotonicSeconds() - started) * rate })
         let forwarder = StoreForwarder(
             configuration: setup.configuration, clock: clock, newestDelivered: state.lastLocation?.timestamp,
             log: hooks.log)

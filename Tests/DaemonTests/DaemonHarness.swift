@@ -49,6 +49,23 @@ final class DaemonUnderTest: @unchecked Sendable {
             }, terminal: \.terminal, discard: { $0.stop() })
     }
 
+    /// The receiver plays `epochs` (a `DayTimeline`, say) instead of a capture.
+    init(
+        epochs: [EmulatedReceiver.Epoch], personality: EmulatedReceiver.Personality = .ublox8, model: ReceiverModel,
+        connection: ReceiverConnection = .uart, speed: Double
+    ) throws {
+        guard let made = TemporaryDirectory(prefix: "lodestar-daemon-test") else {
+            throw TestFailure("cannot make a temporary directory")
+        }
+        folder = made.path
+        self.speed = speed
+        (gpsd, receiver) = try PrivateGPSD.startReading(
+            {
+                try EmulatedReceiver(
+                    epochs: epochs, personality: personality, model: model, speed: speed, connection: connection)
+            }, terminal: \.terminal, discard: { $0.stop() })
+    }
+
     deinit {
         if let process, process.isRunning { process.terminate(grace: 1) }
         receiver.stop()

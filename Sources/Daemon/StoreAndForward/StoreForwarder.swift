@@ -55,16 +55,16 @@ final class StoreForwarder {
         let schedule = UploadSchedule(
             maxBatchAge: upload.maxBatchAge, uploadWhileAsleep: upload.uploadWhileAsleep,
             initialBackoff: upload.initialBackoff, maxBackoff: upload.maxBackoff)
-        var transports: [(String, any UploadTransport)] = []
-        if let owntracks = upload.owntracks { transports.append(("owntracks", Self.transport(owntracks))) }
-        if let traccar = upload.traccar { transports.append(("traccar", Self.transport(traccar))) }
+        var transports: [(String, (@escaping @Sendable (String) -> Void) -> any UploadTransport)] = []
+        if let owntracks = upload.owntracks { transports.append(("owntracks", { _ in Self.transport(owntracks) })) }
+        if let traccar = upload.traccar { transports.append(("traccar", { Self.transport(traccar, log: $0) })) }
         for (name, transport) in transports {
             let worker = UploadWorker(
-                name: name, storePath: path, transport: transport, schedule: schedule, clock: clock,
-                coordinates: configuration.coordinates)
+                name: name, storePath: path, schedule: schedule, clock: clock, coordinates: configuration.coordinates,
+                transport: transport)
             if worker.start() {
                 workers.append(worker)
-                log("lodestar run: upload \(name): to \(transport.name)")
+                log("lodestar run: upload \(name): to \(worker.status.destination)")
             } else {
                 log("lodestar run: upload \(name): cannot start its thread; not uploading there")
             }
@@ -84,7 +84,9 @@ final class StoreForwarder {
         return OwnTracksMQTTTransport(settings: mqtt)
     }
 
-    static func transport(_ settings: DaemonConfiguration.TraccarUpload) -> any UploadTransport {
+    static func transport(
+        _ settings: DaemonConfiguration.TraccarUpload, log: @escaping @Sendable (String) -> Void
+    ) -> any UploadTransport {
         var http = TraccarHTTPSettings(url: settings.url, deviceID: settings.deviceID)
         http.method = settings.method == .get ? .get : .post
         http.batterySource = settings.batterySource
@@ -93,7 +95,7 @@ final class StoreForwarder {
         http.username = settings.username
         http.password = settings.password
         http.timeout = settings.timeout
-        return TraccarHTTPTransport(settings: http)
+        return TraccarHTTPTransport(settings: http, log: log)
     }
 
     /// What the service saw, in order.

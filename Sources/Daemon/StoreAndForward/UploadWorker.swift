@@ -45,9 +45,12 @@ public struct UploadStatus: Sendable, Equatable {
 public struct ForwardingClock: Sendable {
     public var anchor: UTCTime
     public var seconds: @Sendable () -> Double
+    /// Seconds of this clock per wall-clock second (1 live; the demo's clock rate).
+    public var rate: Double
 
-    public init(anchor: UTCTime, seconds: @escaping @Sendable () -> Double) {
+    public init(anchor: UTCTime, rate: Double = 1, seconds: @escaping @Sendable () -> Double) {
         self.anchor = anchor
+        self.rate = rate
         self.seconds = seconds
     }
 
@@ -70,25 +73,36 @@ final class UploadWorker: @unchecked Sendable {
     private let wake = WakeUpPipe()
     private let stopFlag = StopFlag()
     private let finished = StopFlag()
-    private let shared: Mutex<Shared>
+    private let shared: SharedBox
 
-    private struct Shared {
+    private struct Shared: Sendable {
         var inputs: [UploadScheduler.Input] = []
         var logs: [String] = []
         var status: UploadStatus
     }
 
+    /// What the service thread and the worker's thread (and the transport's log) share.
+    private final class SharedBox: Sendable {
+        private let state: Mutex<Shared>
+        init(_ shared: Shared) { state = Mutex(shared) }
+        func withLock<T: Sendable>(_ body: (inout Shared) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    /// `transport` is made with the worker's log, which its thread may write to.
     init(
-        name: String, storePath: String, transport: any UploadTransport, schedule: UploadSchedule,
-        clock: ForwardingClock, coordinates: CoordinateSystem
+        name: String, storePath: String, schedule: UploadSchedule, clock: ForwardingClock,
+        coordinates: CoordinateSystem, transport: (@escaping @Sendable (String) -> Void) -> any UploadTransport
     ) {
+        let shared = SharedBox(Shared(status: UploadStatus(name: name, destination: "", state: "starting", queueDepth: 0)))
         self.name = name
         self.storePath = storePath
-        self.transport = transport
         self.clock = clock
         self.coordinates = coordinates
         scheduler = UploadScheduler(name: name, schedule: schedule)
-        shared = Mutex(Shared(status: UploadStatus(name: name, destination: transport.name, state: "starting", queueDepth: 0)))
+        self.shared = shared
+        let made = transport { line in shared.withLock { $0.logs.append("upload \(name): \(line)") } }
+        self.transport = made
+        shared.withLock { $0.status.destination = made.name }
     }
 
     /// Starts the thread; false when none could be started.
@@ -162,8 +176,8 @@ final class UploadWorker: @unchecked Sendable {
                 for input in inputs { handle(input) }
                 if let deadline = scheduler.nextDeadline, clock.seconds() >= deadline { handle(.tick) }
             }
-            let untilDeadline = scheduler.nextDeadline.map { max(($0 - clock.seconds()), 0) }
             // The deadline is on the service's clock, which may run faster than the wall clock (the demo).
+            let untilDeadline = scheduler.nextDeadline.map { max($0 - clock.seconds(), 0) / max(clock.rate, 1e-3) }
             wake.wait(seconds: min(untilDeadline ?? 0.5, 0.5))
         }
         store?.close()
@@ -175,7 +189,7 @@ final class UploadWorker: @unchecked Sendable {
         while !pending.isEmpty {
             let action = pending.removeFirst()
             switch action {
-            case .log(let line): log(line)
+            case .log(let line): log("upload " + line)
             case .send(let limit): pending += send(limit: limit)
             }
         }

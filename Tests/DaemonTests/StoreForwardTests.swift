@@ -1,0 +1,191 @@
+import Foundation
+import GPSModel
+import Policy
+import SystemInterface
+import Testbed
+import Testing
+
+/// `lodestar run` with its store and both uploaders, end to end: an emulated receiver plays a day of real
+/// drives and parked stretches (`DayTimeline`) through a private gpsd at high speed; the daemon stores what
+/// it delivers and sends it to a real mosquitto broker (read by an independent `mosquitto_sub`) and to the
+/// Traccar stand-in. The network is cut in the middle of the day by stopping both servers.
+///
+/// `LODESTAR_DAY_HOURS` (default 1.5) and `LODESTAR_DAY_SPEED` (default 120) set the day's length and pace:
+/// bench/store-forward-day.sh runs a full day with them and prints the figures.
+@Suite(.tags(.gpsd, .slow), .serialized) struct StoreForwardTests {
+    static let hours = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_HOURS"] ?? "") ?? 1.5
+    static let speed = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_SPEED"] ?? "") ?? 120
+    static let storeBound = 2_000_000
+
+    /// What one run of the day gave.
+    struct DayRun {
+        var delivered: [[String: Any]]
+        var owntracks: [OwnTracksRecord]
+        var traccar: [OsmAndStandIn.Position]
+        var traccarArrivals: [Double]
+        var mqttConnections: Int
+        var httpConnections: Int
+        var largestStore: Int
+        var status: [String: Any]
+        var stderr: String
+        /// Capture seconds of the receiver when each stand-in position arrived.
+        var traccarArrivalClock: [Double]
+    }
+
+    struct OwnTracksRecord {
+        var id: Int
+        var tst: Int
+        var latitude: Double
+        var longitude: Double
+    }
+
+    /// Runs the day; `cut` is the stretch of capture seconds with both servers down.
+    static func runDay(
+        hours: Double, speed: Double, maxBatchAge: Double, cut: ClosedRange<Double>?, kill: Double? = nil
+    ) async throws -> DayRun {
+        let epochs = try DayTimeline.epochs(hours: hours, parkedMinutes: 30)
+        let daemon = try DaemonUnderTest(epochs: epochs, model: .ublox8, connection: .uart, speed: speed)
+        let broker = try PrivateMosquitto()
+        let subscriber = try MosquittoSubscriber(broker: broker)
+        let standIn = try OsmAndStandIn()
+        defer {
+            subscriber.stop()
+            broker.stop()
+            standIn.stop()
+        }
+        var config = daemon.baseConfig(profile: "car")
+        config["outputs"] = ["jsonl": ["path": "track/locations.jsonl", "fsyncInterval": 0]] as [String: Any]
+        config["store"] = ["path": "store.sqlite", "maxBytes": storeBound]
+        config["upload"] = [
+            "maxBatchAge": maxBatchAge, "initialBackoff": 10, "maxBackoff": 300,
+            "owntracks": [
+                "host": "127.0.0.1", "port": Int(broker.port), "user": broker.options.owntracksUser, "device": "van",
+                "username": broker.publisher.username, "password": broker.publisher.password, "timeout": 5,
+            ] as [String: Any],
+            "traccar": ["url": standIn.url, "deviceID": "van-7731", "timeout": 5] as [String: Any],
+        ] as [String: Any]
+        try daemon.writeConfig(config)
+        try daemon.start()
+        let startedWall = monotonicSeconds()
+        let startedClock = daemon.receiver.clock
+        let storePath = daemon.stateDirectory + "/store.sqlite"
+        var largestStore = 0
+        var cutDone = false
+        var cutting = false
+        var killed = false
+        while !daemon.receiver.isFinished {
+            let now = daemon.receiver.clock
+            largestStore = max(largestStore, fileSize(storePath) + fileSize(storePath + "-wal"))
+            if let cut, !cutting, !cutDone, now >= cut.lowerBound {
+                cutting = true
+                broker.stop()
+                standIn.refuseConnections()
+            }
+            if let cut, cutting, now >= cut.upperBound {
+                cutting = false
+                cutDone = true
+                try broker.restart()
+                try subscriber.waitUntilSubscribed(times: 2)
+                try standIn.acceptConnections()
+            }
+            if let kill, !killed, now >= kill {
+                killed = true
+                daemon.signal(SIGKILL)
+                _ = daemon.process?.waitForExit(timeout: 5)
+                try daemon.start(startReceiver: false)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // The receiver's last fix is out: once both servers have what was delivered, stop.
+        let delivered = { daemon.jsonlRecords().filter { $0["type"] as? String == "location" } }
+        try await daemon.waitUntil("both servers to catch up", timeout: 60) {
+            let count = delivered().count
+            let ids = Set(standIn.positions.compactMap { $0.attributes["lodestarId"].flatMap { Int($0) } })
+            let mqttIDs = Set(ownTracks(subscriber.messages).map(\.id))
+            return ids.count >= count && mqttIDs.count >= count
+        }
+        let status = try? JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: daemon.runtimeDirectory + "/status.json"))) as? [String: Any]
+        let (exitStatus, _) = try await daemon.terminate()
+        #expect(exitStatus == 0, "lodestar run exited \(exitStatus)\n\(daemon.stderr.suffix(2000))")
+        largestStore = max(largestStore, fileSize(storePath) + fileSize(storePath + "-wal"))
+        _ = startedWall
+        _ = startedClock
+        return DayRun(
+            delivered: delivered(), owntracks: ownTracks(subscriber.messages), traccar: standIn.positions,
+            traccarArrivals: [], mqttConnections: broker.connectionCount(clientID: "lodestar-\(broker.options.owntracksUser)-van"),
+            httpConnections: standIn.connectionsAccepted, largestStore: largestStore, status: status ?? [:],
+            stderr: daemon.stderr, traccarArrivalClock: [])
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    static func ownTracks(_ messages: [MosquittoSubscriber.Message]) -> [OwnTracksRecord] {
+        messages.compactMap { message in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any],
+                object["_type"] as? String == "location", let idText = object["_id"] as? String,
+                let id = Int(idText, radix: 16), let tst = object["tst"] as? Int,
+                let latitude = object["lat"] as? Double, let longitude = object["lon"] as? Double
+            else { return nil }
+            return OwnTracksRecord(id: id, tst: tst, latitude: latitude, longitude: longitude)
+        }
+    }
+
+    /// Each delivered location (the daemon's jsonl, in order) is the store's row id its position + 1: checks
+    /// that every one reached the server, that first arrivals come in order, and that what arrived is that
+    /// location. Returns the duplicates.
+    static func check(
+        _ delivered: [[String: Any]], arrivals: [(id: Int, time: Int?, latitude: Double?, longitude: Double?)],
+        server: String
+    ) -> Int {
+        var seen = Set<Int>()
+        var firstArrivals: [Int] = []
+        for arrival in arrivals where seen.insert(arrival.id).inserted { firstArrivals.append(arrival.id) }
+        #expect(firstArrivals == Array(1...max(delivered.count, 1)).prefix(delivered.count).map { $0 },
+            "\(server): \(firstArrivals.count) first arrivals for \(delivered.count) delivered; first out of order at "
+                + "\(zip(firstArrivals, 1...).first { $0.0 != $0.1 }.map { "position \($0.1): id \($0.0)" } ?? "none")")
+        for arrival in arrivals {
+            guard arrival.id >= 1, arrival.id <= delivered.count else {
+                Issue.record("\(server): id \(arrival.id) was never delivered (\(delivered.count) were)")
+                continue
+            }
+            let location = delivered[arrival.id - 1]
+            if let latitude = arrival.latitude, let expected = location["latitude"] as? Double {
+                #expect(abs(latitude - expected) < 1e-6, "\(server): id \(arrival.id) latitude \(latitude) vs \(expected)")
+            }
+            if let longitude = arrival.longitude, let expected = location["longitude"] as? Double {
+                #expect(abs(longitude - expected) < 1e-6, "\(server): id \(arrival.id) longitude \(longitude) vs \(expected)")
+            }
+            if let time = arrival.time, let text = location["timestamp"] as? String,
+                let timestamp = UTCTime(iso8601: text.utf8)
+            {
+                #expect(Int64(time) == timestamp.seconds, "\(server): id \(arrival.id) time \(time) vs \(text)")
+            }
+        }
+        return arrivals.count - seen.count
+    }
+
+    @Test func aDayWithTheNetworkCutReachesBothServersInOrderWithinTheStoreBound() async throws {
+        let length = Self.hours * 3600
+        let cut = (length / 4)...(length * 3 / 4)
+        let run = try await Self.runDay(hours: Self.hours, speed: Self.speed, maxBatchAge: 300, cut: cut)
+        #expect(run.delivered.count > 100, "only \(run.delivered.count) locations delivered\n\(run.stderr.suffix(2000))")
+        let mqttDuplicates = Self.check(
+            run.delivered, arrivals: run.owntracks.map { ($0.id, $0.tst, $0.latitude, $0.longitude) }, server: "owntracks")
+        let httpDuplicates = Self.check(
+            run.delivered,
+            arrivals: run.traccar.map {
+                (Int($0.attributes["lodestarId"] ?? "") ?? -1, $0.time.map { Int($0.seconds) }, $0.latitude, $0.longitude)
+            }, server: "traccar")
+        #expect(run.largestStore <= Self.storeBound, "the store grew to \(run.largestStore) bytes")
+        #expect(run.stderr.contains("offline"), "no offline line in the log\n\(run.stderr.suffix(2000))")
+        #expect(run.stderr.contains("caught up"), "no caught-up line in the log\n\(run.stderr.suffix(2000))")
+        print(
+            "store and forward, \(Self.hours) h at \(Self.speed)x, servers down from \(Int(cut.lowerBound)) s to "
+                + "\(Int(cut.upperBound)) s: \(run.delivered.count) delivered; owntracks \(run.owntracks.count) arrived, "
+                + "\(mqttDuplicates) duplicates, \(run.mqttConnections) connections; traccar \(run.traccar.count) arrived, "
+                + "\(httpDuplicates) duplicates, \(run.httpConnections) connections; largest store \(run.largestStore) bytes")
+    }
+}

@@ -118,10 +118,13 @@ enum StoreCommand {
         do throws(StoreError) {
             _ = write(printer.header())
             try store.forEachLocation(since: since) { row throws(StoreError) in
+                // Before the printer sees the location: a GPX segment it opened would then be closed unopened.
                 if context.shouldStop() { ending = .stopped }
+                guard ending == .finished else { throw leave }
                 let location = convert(row.location)
-                let text = format == .jsonl ? jsonLine(row, location: location) : printer.line(for: location)
-                guard ending == .finished, write(text) else { throw leave }
+                guard write(format == .jsonl ? jsonLine(row, location: location) : printer.line(for: location)) else {
+                    throw leave
+                }
                 exported += 1
             }
             if format == .jsonl {

@@ -165,6 +165,39 @@ import Testing
         }
     }
 
+    @Test func aFailedWriteIsExit74AndAStopClosesTheDocument() throws {
+        try withStore { (path, rows) throws in
+            let error = MemorySink()
+            let failed = LodestarCommand.main(
+                arguments: ["store", "export", "--store", path],
+                context: CommandContext(standardOutput: RefusingSink(), standardError: error, shouldStop: { false }))
+            #expect(failed == 74)
+            #expect(error.text.hasPrefix("lodestar store export: cannot write output: "), "\(error.text)")
+
+            // Asked to stop at the 11th location: the document has ten and is closed.
+            let output = MemorySink()
+            let stopError = MemorySink()
+            let asked = NSLock()
+            nonisolated(unsafe) var questions = 0
+            let stopped = LodestarCommand.main(
+                arguments: ["store", "export", "--format", "gpx", "--store", path],
+                context: CommandContext(
+                    standardOutput: output, standardError: stopError,
+                    shouldStop: {
+                        asked.withLock {
+                            questions += 1
+                            return questions > 10
+                        }
+                    }))
+            #expect(stopped == 130)
+            #expect(stopError.text == "lodestar store export: stopped by SIGINT after 10 locations; the output ends there\n")
+            let outline = GPXOutline(output.text)
+            #expect(outline.error == nil)
+            #expect(outline.trackPoints == 10)
+            #expect(outline.attributes.first?["lat"] == String(rows[0].location.latitude))
+        }
+    }
+
     @Test(arguments: [
         ["--since", "yesterday"], ["--since", "2026-12-01 08:00:00"], ["--format", "kml"], ["--coordinates", "bd09"],
     ])
@@ -174,4 +207,9 @@ import Testing
         #expect(output.isEmpty)
         #expect(error.contains("'\(arguments[1])'"), "\(error)")
     }
+}
+
+/// Refuses every write with EIO.
+private final class RefusingSink: TextSink {
+    func write(_ text: String) -> WriteOutcome { .failed(errno: EIO) }
 }

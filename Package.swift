@@ -136,7 +136,7 @@ let package = Package(
             name: "LodestarCLITests",
             dependencies: [
                 "LodestarCLI", "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "JSON", "GPSModel",
-                "SystemInterface",
+                "SystemInterface", "LocationStore", "Forwarding",
             ]),
     ],
     swiftLanguageModes: [.v6]

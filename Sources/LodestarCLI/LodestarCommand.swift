@@ -13,6 +13,7 @@ public enum LodestarCommand {
             WatchCommand.declaration, DemoCommand.declaration, RecordCommand.declaration,
             ImportCommand.declaration, ReplayCommand.declaration, ProfilesCommand.declaration,
             ReceiverCommand.declaration, RunCommand.declaration, StatusCommand.declaration, ConfigCommand.declaration,
+            StoreCommand.declaration,
         ],
         exitStatuses: ExitCode.allCases.map { ExitStatusDeclaration($0, $0.summary) },
         // Runs only for `--version`, the one option of its own.

@@ -54,7 +54,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
         (["profiles"], "lodestar: profiles needs a subcommand: list, show, validate or schema\n"),
         (["profiles", "frob"], "lodestar: unknown profiles subcommand 'frob'\n"),
         (["frob"], "lodestar: unknown subcommand 'frob'\n"),
-        ([], "lodestar: lodestar needs a subcommand: watch, demo, record, import, replay, profiles, receiver, run, status or config\n"),
+        ([], "lodestar: lodestar needs a subcommand: watch, demo, record, import, replay, profiles, receiver, run, status, config or store\n"),
     ])
     func usageErrorIsWordedFromTheDeclaration(arguments: [String], message: String) {
         let (code, _, error) = run(arguments)

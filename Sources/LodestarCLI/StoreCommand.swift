@@ -182,16 +182,8 @@ enum StoreCommand {
         return object.line
     }
 
-    /// ADAPTER TO WIRE (GCJ-02): the conversion `--coordinates` names; nil for a name it does not know.
-    /// GPSModel's `Location.converted(to: CoordinateSystem)` (`CoordinateSystem.wgs84`, `.gcj02`) is being
-    /// written separately; once it is there this becomes
-    /// `CoordinateSystem(rawValue: name).map { system in { $0.converted(to: system) } }`. Until then gcj02 is
-    /// refused as not available, never converted here.
+    /// The conversion `--coordinates` names (the store holds WGS-84); nil for a name it does not know.
     static func coordinateConversion(_ name: String) throws(UsageError) -> ((Location) -> Location)? {
-        switch name {
-        case "wgs84": return { $0 }
-        case "gcj02": throw UsageError(message: "--coordinates gcj02 is not available in this build yet")
-        default: return nil
-        }
+        CoordinateSystem(rawValue: name).map { system in { $0.converted(to: system) } }
     }
 }

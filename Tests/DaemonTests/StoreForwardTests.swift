@@ -143,9 +143,9 @@ import Testing
         var seen = Set<Int>()
         var firstArrivals: [Int] = []
         for arrival in arrivals where seen.insert(arrival.id).inserted { firstArrivals.append(arrival.id) }
-        #expect(firstArrivals == Array(1...max(delivered.count, 1)).prefix(delivered.count).map { $0 },
-            "\(server): \(firstArrivals.count) first arrivals for \(delivered.count) delivered; first out of order at "
-                + "\(zip(firstArrivals, 1...).first { $0.0 != $0.1 }.map { "position \($0.1): id \($0.0)" } ?? "none")")
+        let outOfOrder = zip(firstArrivals, 1...).first { $0.0 != $0.1 }.map { "position \($0.1): id \($0.0)" } ?? "none"
+        let why = "\(server): \(firstArrivals.count) first arrivals for \(delivered.count) delivered; first out of order at \(outOfOrder)"
+        #expect(firstArrivals == Array(0..<delivered.count).map { $0 + 1 }, "\(why)")
         for arrival in arrivals {
             guard arrival.id >= 1, arrival.id <= delivered.count else {
                 Issue.record("\(server): id \(arrival.id) was never delivered (\(delivered.count) were)")

@@ -27,6 +27,8 @@ public enum DayTimeline {
         var position: (latitude: Double, longitude: Double)?
         var index = 0
         while t < end {
+            let before = day.count
+            defer { if day.count == before { t = end } }  // nothing fits before the end any more
             let drive = drives[index % drives.count]
             index += 1
             append(drive, upTo: end, into: &day, t: &t, position: &position, start: start)

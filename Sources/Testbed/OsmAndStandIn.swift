@@ -87,6 +87,8 @@ public final class OsmAndStandIn: Sendable {
 
     private struct State: Sendable {
         var positions: [Position] = []
+        /// When each of `positions` arrived, on the monotonic clock.
+        var arrivals: [Double] = []
         var statuses: [Int] = []
         var connectionsAccepted = 0
         var failuresToGive = 0
@@ -119,6 +121,8 @@ public final class OsmAndStandIn: Sendable {
 
     /// Every position answered 200, in arrival order.
     public var positions: [Position] { shared.state.withLock { $0.positions } }
+    /// When each of `positions` arrived, in seconds on the monotonic clock (`monotonicSeconds()`).
+    public var arrivals: [Double] { shared.state.withLock { $0.arrivals } }
     /// The status of every OsmAnd request's answer, in arrival order (200, 400, the ordered failures), whether
     /// or not the client stayed for it.
     public var statuses: [Int] { shared.state.withLock { $0.statuses } }
@@ -449,11 +453,13 @@ public final class OsmAndStandIn: Sendable {
                     if state.failuresToGive > 0 && state.answersBeforeFailures > 0 {
                         state.answersBeforeFailures -= 1
                         state.positions.append(position)
+                        state.arrivals.append(monotonicSeconds())
                     } else if state.failuresToGive > 0 {
                         state.failuresToGive -= 1
                         status = state.failureStatus
                     } else {
                         state.positions.append(position)
+                        state.arrivals.append(monotonicSeconds())
                     }
                 }
                 state.statuses.append(status)

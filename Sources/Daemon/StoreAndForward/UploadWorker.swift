@@ -167,12 +167,12 @@ final class UploadWorker: @unchecked Sendable {
                     nextOpen = monotonicSeconds() + 10
                 }
             }
-            let inputs = shared.withLock { shared in
-                defer { shared.inputs = [] }
-                return shared.inputs
-            }
-            // Until the store is open, what happened waits with the scheduler (`started` counts it then).
+            // Until the store is open, what happened waits in the inbox (and `started` counts what was stored).
             if store != nil {
+                let inputs = shared.withLock { shared in
+                    defer { shared.inputs = [] }
+                    return shared.inputs
+                }
                 for input in inputs { handle(input) }
                 if let deadline = scheduler.nextDeadline, clock.seconds() >= deadline { handle(.tick) }
             }

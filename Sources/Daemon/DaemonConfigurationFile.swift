@@ -429,8 +429,8 @@ private struct ConfigurationWalker {
             walker.requiredText(members, "user", path, &owntracks.user, .topicLevel)
             walker.requiredText(members, "device", path, &owntracks.device, .topicLevel)
             walker.optionalText(members, "trackerID", path, &owntracks.trackerID, .trackerID, null: "the device's last two characters")
-            walker.optionalText(members, "username", path, &owntracks.username, .name, null: "no username")
-            walker.optionalText(members, "password", path, &owntracks.password, .name, null: "no password")
+            walker.optionalText(members, "username", path, &owntracks.username, .text, null: "no username")
+            walker.optionalText(members, "password", path, &owntracks.password, .text, null: "no password")
             walker.flag(members, "tls", path, &owntracks.tls)
             walker.optionalText(members, "caFile", path, &owntracks.caFile, .absolutePath, null: "the system's certificates")
             walker.flag(members, "insecure", path, &owntracks.insecure)
@@ -439,7 +439,7 @@ private struct ConfigurationWalker {
         uploader(upload, "traccar", &settings.traccar, keys: ConfigurationKeys.traccar) {
             walker, members, path, traccar in
             walker.requiredText(members, "url", path, &traccar.url, .url)
-            walker.requiredText(members, "deviceID", path, &traccar.deviceID, .name)
+            walker.requiredText(members, "deviceID", path, &traccar.deviceID, .text)
             if let value = members["method"],
                 let text = walker.choice(
                     value, at: ConfigurationWalker.join(path, "method"),
@@ -450,8 +450,8 @@ private struct ConfigurationWalker {
             walker.optionalText(members, "batterySource", path, &traccar.batterySource, .absolutePath, null: "no battery level")
             walker.optionalText(members, "caFile", path, &traccar.caFile, .absolutePath, null: "the system's certificates")
             walker.flag(members, "insecure", path, &traccar.insecure)
-            walker.optionalText(members, "username", path, &traccar.username, .name, null: "no username")
-            walker.optionalText(members, "password", path, &traccar.password, .name, null: "no password")
+            walker.optionalText(members, "username", path, &traccar.username, .text, null: "no username")
+            walker.optionalText(members, "password", path, &traccar.password, .text, null: "no password")
             walker.number(members, "timeout", path, &traccar.timeout, ConfigurationRanges.uploadTimeout)
         }
     }
@@ -651,14 +651,14 @@ private struct ConfigurationWalker {
 
     /// What a string must look like.
     enum TextKind {
-        case name, path, absolutePath, host, chip, group, topicLevel, trackerID, url
+        case name, path, absolutePath, host, chip, group, topicLevel, trackerID, url, text
 
         /// Why `text` is not one, nil when it is.
         func problem(_ text: String) -> String? {
             if text.isEmpty { return "is empty (allowed: \(allowed))" }
             if text.contains("\0") { return "contains a NUL character (allowed: \(allowed))" }
             switch self {
-            case .name, .path:
+            case .name, .path, .text:
                 return nil
             case .absolutePath:
                 return text.hasPrefix("/") ? nil : "'\(text)' is not an absolute path (allowed: \(allowed))"
@@ -694,6 +694,7 @@ private struct ConfigurationWalker {
             case .topicLevel: "a name without '/', '+' or '#'"
             case .trackerID: "one or two characters"
             case .url: "an http:// or https:// URL, such as http://traccar.example:5055"
+            case .text: "text, not empty"
             }
         }
     }

@@ -71,18 +71,18 @@ import Testing
     @Test func badValuesAreNamedByTheirKeyPath() {
         let found = problems(
             """
-            {"store": {"maxBytes": 10, "maxAgeDays": 0.5},
+            {"store": {"maxBytes": 10, "maxAgeDays": 1.5},
              "upload": {"maxBatchAge": -1, "initialBackoff": 100, "maxBackoff": 10,
                         "owntracks": {"user": "a/b", "trackerID": "ABC", "port": 0},
                         "traccar": {"url": "ftp://x", "method": "put"}},
              "coordinates": "bd09"}
             """)
         let expectedPrefixes = [
-            "store.maxBytes: is 10, out of range", "store.maxAgeDays: is 0.5, not a whole number",
+            "store.maxBytes: is 10, out of range", "store.maxAgeDays: is 1.5, not a whole number",
             "upload.maxBatchAge: is -1, out of range", "upload.owntracks.user: 'a/b' cannot be an MQTT topic level",
             "upload.owntracks.device: is missing", "upload.owntracks.trackerID: 'ABC' is longer than two characters",
             "upload.owntracks.port: is 0, out of range", "upload.traccar.url: 'ftp://x' is not an http:// or https:// URL",
-            "upload.traccar.deviceID: is missing", "upload.traccar.method: 'put' is not a known value",
+            "upload.traccar.deviceID: is missing (allowed: text, not empty)", "upload.traccar.method: 'put' is not a known value",
             "coordinates: 'bd09' is not a known value", "upload.maxBackoff: is 10 s, less than upload.initialBackoff",
         ]
         for prefix in expectedPrefixes {

@@ -10,12 +10,14 @@ import Testing
 /// it delivers and sends it to a real mosquitto broker (read by an independent `mosquitto_sub`) and to the
 /// Traccar stand-in. The network is cut in the middle of the day by stopping both servers.
 ///
-/// `LODESTAR_DAY_HOURS` (default 1.5) and `LODESTAR_DAY_SPEED` (default 120) set the day's length and pace:
-/// bench/store-forward-day.sh runs a full day with them and prints the figures.
+/// `LODESTAR_DAY_HOURS` (default 1.5), `LODESTAR_DAY_SPEED` (default 120) and `LODESTAR_DAY_STORE_BYTES` set the
+/// day's length, its pace and the store's bound: bench/store-forward-day.sh runs a full day with them and prints
+/// the figures.
 @Suite(.tags(.gpsd, .slow), .serialized) struct StoreForwardTests {
     static let hours = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_HOURS"] ?? "") ?? 1.5
     static let speed = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_SPEED"] ?? "") ?? 120
-    static let storeBound = 2_000_000
+    /// `LODESTAR_DAY_STORE_BYTES` (default 2 MB): the store's bound, big enough for the cut's backlog.
+    static let storeBound = Int(ProcessInfo.processInfo.environment["LODESTAR_DAY_STORE_BYTES"] ?? "") ?? 2_000_000
 
     /// What one run of the day gave.
     struct DayRun {
@@ -42,13 +44,15 @@ import Testing
 
     /// Runs the day; `cut` is the stretch of capture seconds with both servers down.
     static func runDay(
-        hours: Double, speed: Double, maxBatchAge: Double, cut: ClosedRange<Double>?, kill: Double? = nil
+        hours: Double, speed: Double, maxBatchAge: Double, cut: ClosedRange<Double>?, kill: Double? = nil,
+        slowServer: Double = 0
     ) async throws -> DayRun {
         let epochs = try DayTimeline.epochs(hours: hours, parkedMinutes: 30)
         let daemon = try DaemonUnderTest(epochs: epochs, model: .ublox8, connection: .uart, speed: speed)
         let broker = try PrivateMosquitto()
         let subscriber = try MosquittoSubscriber(broker: broker)
         let standIn = try OsmAndStandIn()
+        if slowServer > 0 { standIn.delayResponses(by: slowServer) }
         defer {
             subscriber.stop()
             broker.stop()
@@ -74,6 +78,7 @@ import Testing
         var cutDone = false
         var cutting = false
         var killed = false
+        var earlierLogs = ""
         while !daemon.receiver.isFinished {
             let now = daemon.receiver.clock
             largestStore = max(largestStore, fileSize(storePath) + fileSize(storePath + "-wal"))
@@ -93,6 +98,8 @@ import Testing
                 killed = true
                 daemon.signal(SIGKILL)
                 _ = daemon.process?.waitForExit(timeout: 5)
+                // The next start writes a new stderr file.
+                earlierLogs += daemon.stderr + "--- SIGKILL; started again ---\n"
                 try daemon.start(startReceiver: false)
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -120,7 +127,7 @@ import Testing
             delivered: delivered(), owntracks: ownTracks(subscriber.messages), traccar: standIn.positions,
             mqttConnections: broker.connectionCount(clientID: "lodestar-\(broker.options.owntracksUser)-van"),
             httpConnections: standIn.connectionsAccepted, uploaderConnections: uploaderConnections,
-            largestStore: largestStore, stderr: daemon.stderr,
+            largestStore: largestStore, stderr: earlierLogs + daemon.stderr,
             traccarArrivalClock: standIn.arrivals.map { startedClock + ($0 - startedWall) * speed })
     }
 
@@ -234,5 +241,65 @@ import Testing
                 + "\(everyLocation.uploaderConnections["owntracks"] ?? -1), \(everyLocation.uploaderConnections["traccar"] ?? -1), "
                 + "accepted \(everyLocation.mqttConnections), \(everyLocation.httpConnections) "
                 + "(\(everyLocation.delivered.count) delivered)")
+    }
+
+    /// SIGKILL while a batch is on its way (the stand-in answers slowly, so one always is), then a restart:
+    /// every location delivered before and after reaches both servers; only duplicates are allowed, and the
+    /// store opens cleanly after the kill.
+    @Test func theDaemonKilledMidUploadAndRestartedLosesNothing() async throws {
+        let run = try await Self.runDay(
+            hours: 0.75, speed: 60, maxBatchAge: 60, cut: nil, kill: 1200, slowServer: 0.05)
+        let second = run.stderr.components(separatedBy: "--- SIGKILL; started again ---\n")
+        #expect(second.count == 2 && second[1].contains("lodestar run: upload traccar: to"), "the daemon did not start again\n\(run.stderr.suffix(2000))")
+        #expect(!run.stderr.contains("moved aside"), "the store was damaged by the kill\n\(run.stderr.suffix(2000))")
+        let owntracks = run.owntracks.map { (id: $0.id, time: $0.tst, latitude: $0.latitude) }
+        let traccar = run.traccar.map {
+            (id: Int($0.attributes["lodestarId"] ?? "") ?? -1, time: Int($0.time?.seconds ?? -1), latitude: $0.latitude ?? .nan)
+        }
+        for (server, arrivals) in [("owntracks", owntracks), ("traccar", traccar)] {
+            var seen = Set<Int>()
+            var firstIDs: [Int] = []
+            for arrival in arrivals where seen.insert(arrival.id).inserted { firstIDs.append(arrival.id) }
+            #expect(firstIDs == firstIDs.sorted(), "\(server): first arrivals out of order")
+            var missing = 0
+            for location in run.delivered {
+                guard let text = location["timestamp"] as? String, let time = UTCTime(iso8601: text.utf8),
+                    let latitude = location["latitude"] as? Double
+                else { continue }
+                if !arrivals.contains(where: { Int64($0.time) == time.seconds && abs($0.latitude - latitude) < 1e-6 }) {
+                    missing += 1
+                }
+            }
+            #expect(missing == 0, "\(server): \(missing) of \(run.delivered.count) delivered locations never arrived")
+            print("kill mid-upload: \(server) \(arrivals.count) arrivals for \(run.delivered.count) delivered, \(arrivals.count - seen.count) duplicates")
+        }
+    }
+
+    /// A store that is not a database any more: the daemon says so, moves it aside, starts a new one and
+    /// runs; SIGTERM still exits 0.
+    @Test func aCorruptStoreIsMovedAsideAndTheDaemonRunsOn() async throws {
+        let daemon = try DaemonUnderTest(model: .ublox8, speed: 30)
+        let standIn = try OsmAndStandIn()
+        defer { standIn.stop() }
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        let storePath = daemon.stateDirectory + "/store.sqlite"
+        // A database's header, then garbage: what a card that lost its last writes can leave.
+        var damaged = Array("SQLite format 3\u{0}".utf8)
+        damaged += (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
+        try Data(damaged).write(to: URL(fileURLWithPath: storePath))
+        var config = daemon.baseConfig(profile: "car")
+        config["upload"] = ["maxBatchAge": 30, "traccar": ["url": standIn.url, "deviceID": "van"]] as [String: Any]
+        try daemon.writeConfig(config)
+        try daemon.start()
+        try await daemon.waitUntil("the stand-in to get locations", timeout: 60) { standIn.positions.count >= 3 }
+        let (status, _) = try await daemon.terminate()
+        #expect(status == 0)
+        let log = daemon.stderr
+        #expect(log.contains("store: \(storePath)"), "\(log.suffix(2000))")
+        #expect(log.contains("moved aside to \(storePath).corrupt-"), "\(log.suffix(2000))")
+        let names = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)
+        #expect(names.contains { $0.hasPrefix("store.sqlite.corrupt-") }, "\(names)")
+        let kept = try Data(contentsOf: URL(fileURLWithPath: storePath))
+        #expect(kept.prefix(16) == Data("SQLite format 3\u{0}".utf8) && kept.count != damaged.count)
     }
 }

@@ -130,7 +130,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "Daemon", "Lodestar", "Testbed", "Receivers", "Policy", "Capture", "GPSD", "JSON", "GPSModel",
-                "SystemInterface",
+                "SystemInterface", "LocationStore", "Forwarding",
             ]),
         .testTarget(
             name: "LodestarCLITests",

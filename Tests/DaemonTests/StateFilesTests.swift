@@ -52,6 +52,25 @@ private let sampleStatus = DaemonStatus(
         #expect(try file.read() == bare)
     }
 
+    @Test func theStoreAndTheUploadersRoundTrip() throws {
+        let folder = try TemporaryFolder()
+        let file = StatusFile(runtimeDirectory: folder.path)
+        var status = sampleStatus
+        status.store = "/var/lib/lodestar/store.sqlite"
+        status.storeDropped = 3
+        status.uploads = [
+            UploadStatus(
+                name: "owntracks", destination: "owntracks mqtt://broker:1883 owntracks/pi/van", state: "backing off",
+                queueDepth: 812, lastSuccess: UTCTime(seconds: 1_796_003_500), lastError: "connection refused by broker:1883",
+                sent: 5120, connections: 44, worstLatency: 901.5),
+            UploadStatus(name: "traccar", destination: "traccar http://t:5055 van", state: "idle", queueDepth: 0),
+        ]
+        try file.write(status)
+        #expect(try file.read() == status)
+        let text = String(decoding: try #require(FileManager.default.contents(atPath: file.path)), as: UTF8.self)
+        #expect(text.contains("\"queueDepth\":812") || text.contains("\"queueDepth\": 812"), "\(text)")
+    }
+
     @Test func aMinimalFileReadsWithDefaults() throws {
         let text = """
             {"pid": 7, "started": "2026-11-30T03:22:00Z", "updated": "2026-11-30T03:22:05.5Z", "profile": "bike",

@@ -77,6 +77,32 @@ private func deadProcessID() throws -> Int32 {
         #expect(!output.contains("warning"))
     }
 
+    @Test func theStoreAndEachUploaderHaveALine() throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.writeStatus(pid: getpid(), lastError: false)
+        // The same status with a store and two uploaders, as a service with uploads writes it.
+        let path = runtime.path + "/status.json"
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        let success = ISO8601DateFormatter().string(from: Date() - 90)
+        text = text.replacingOccurrences(
+            of: #""fixesDelivered": 1234,"#,
+            with: #""fixesDelivered": 1234, "store": "/var/lib/lodestar/store.sqlite", "storeDropped": 0, "uploads": ["#
+                + #"{"name": "owntracks", "destination": "owntracks mqtt://b:1883 owntracks/pi/van", "state": "backing off", "#
+                + #""queueDepth": 37, "lastSuccess": "\#(success)", "lastError": "connection refused by b:1883", "sent": 900, "#
+                + #""connections": 12}, {"name": "traccar", "destination": "traccar http://t:5055 van", "state": "idle", "#
+                + #""queueDepth": 0, "sent": 937, "connections": 1}],"#)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 0, "\(error)")
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("store: /var/lib/lodestar/store.sqlite"), "\(output)")
+        #expect(
+            lines.contains(
+                "upload owntracks: backing off, 37 waiting, last success 1 min ago; 900 sent over 12 connections; "
+                    + "last error: connection refused by b:1883"), "\(output)")
+        #expect(lines.contains("upload traccar: idle, 0 waiting, no success yet; 937 sent over 1 connection"), "\(output)")
+    }
+
     @Test func aMinimalStatusSaysNoneYet() throws {
         let runtime = try RuntimeDirectory()
         let now = ISO8601DateFormatter().string(from: Date())

@@ -10,12 +10,12 @@ import Testing
 /// it delivers and sends it to a real mosquitto broker (read by an independent `mosquitto_sub`) and to the
 /// Traccar stand-in. The network is cut in the middle of the day by stopping both servers.
 ///
-/// `LODESTAR_DAY_HOURS` (default 1.5), `LODESTAR_DAY_SPEED` (default 120) and `LODESTAR_DAY_STORE_BYTES` set the
+/// `LODESTAR_DAY_HOURS` (default 1.5), `LODESTAR_DAY_SPEED` (default 180) and `LODESTAR_DAY_STORE_BYTES` set the
 /// day's length, its pace and the store's bound: bench/store-forward-day.sh runs a full day with them and prints
 /// the figures.
 @Suite(.tags(.gpsd, .slow), .serialized) struct StoreForwardTests {
     static let hours = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_HOURS"] ?? "") ?? 1.5
-    static let speed = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_SPEED"] ?? "") ?? 120
+    static let speed = Double(ProcessInfo.processInfo.environment["LODESTAR_DAY_SPEED"] ?? "") ?? 180
     /// `LODESTAR_DAY_STORE_BYTES` (default 2 MB): the store's bound, big enough for the cut's backlog.
     static let storeBound = Int(ProcessInfo.processInfo.environment["LODESTAR_DAY_STORE_BYTES"] ?? "") ?? 2_000_000
 
@@ -248,7 +248,7 @@ import Testing
     /// store opens cleanly after the kill.
     @Test func theDaemonKilledMidUploadAndRestartedLosesNothing() async throws {
         let run = try await Self.runDay(
-            hours: 0.75, speed: 60, maxBatchAge: 60, cut: nil, kill: 1200, slowServer: 0.05)
+            hours: 0.75, speed: 90, maxBatchAge: 60, cut: nil, kill: 1200, slowServer: 0.05)
         let second = run.stderr.components(separatedBy: "--- SIGKILL; started again ---\n")
         #expect(second.count == 2 && second[1].contains("lodestar run: upload traccar: to"), "the daemon did not start again\n\(run.stderr.suffix(2000))")
         #expect(!run.stderr.contains("moved aside"), "the store was damaged by the kill\n\(run.stderr.suffix(2000))")

@@ -594,9 +594,9 @@ enum ReplayCommand {
             var options = PrivateGPSD.Options()
             // Nothing must be written to the "receiver" but what the capture holds.
             options.readOnly = true
-            gpsd = try PrivateGPSD(options: options)
-            terminal = try PseudoTerminal()
-            try gpsd.addDeviceAndWait(terminal)
+            // A gpsd that does not activate its pty (seen on a loaded machine) is replaced, with a new pty.
+            (gpsd, terminal) = try PrivateGPSD.startReading(
+                options: options, { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() })
         } catch {
             context.say("lodestar replay: cannot start a private gpsd: \(error)")
             return .failure(CaptureInput.Failure(code: .unavailable))

@@ -139,6 +139,28 @@ import Testing
         }
     }
 
+    @Test func gcj02MovesPointsInMainlandChinaOnly() throws {
+        let directory = try #require(TemporaryDirectory(prefix: "lodestar-export"))
+        defer { directory.remove() }
+        let path = directory.path + "/store.sqlite"
+        let store = try LocationStore(path: path)
+        // Shanghai (converted) and Hong Kong (left as it is: GCJ-02 is mainland China's).
+        let shanghai = trackPoint(0, latitude: 31.2304, longitude: 121.4737)
+        let hongKong = trackPoint(1, latitude: 22.3193, longitude: 114.1694)
+        _ = try store.append([(shanghai, .update), (hongKong, .update)], stored: UTCTime(seconds: 1_700_000_200))
+        store.close()
+        let (code, output, error) = run(["store", "export", "--coordinates", "gcj02", "--store", path])
+        #expect(code == 0, "\(error)")
+        let lines = try objects(output).filter { $0["type"] as? String == "location" }
+        try #require(lines.count == 2)
+        let expected = GCJ02.fromWGS84(latitude: shanghai.latitude, longitude: shanghai.longitude)
+        #expect(abs((lines[0]["latitude"] as? Double ?? 0) - expected.latitude) < 1e-9)
+        #expect(abs((lines[0]["longitude"] as? Double ?? 0) - expected.longitude) < 1e-9)
+        #expect(abs(expected.longitude - shanghai.longitude) > 1e-3, "the conversion moved Shanghai by nothing")
+        #expect(lines[1]["latitude"] as? Double == hongKong.latitude)
+        #expect(lines[1]["longitude"] as? Double == hongKong.longitude)
+    }
+
     @Test func aMissingStoreIsExit66NamingIt() throws {
         let directory = try #require(TemporaryDirectory(prefix: "lodestar-export"))
         defer { directory.remove() }

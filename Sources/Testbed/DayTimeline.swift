@@ -16,15 +16,18 @@ public enum DayTimeline {
 
     /// Epochs for `hours` of day starting at `start` (UTC), capture seconds from 0; after each drive the car
     /// parks for `parkedMinutes`.
+    /// `startingAt` moves the whole day so it starts at that latitude and longitude (nil: where the first
+    /// drive was recorded).
     public static func epochs(
-        hours: Double, parkedMinutes: Double = 90, start: UTCTime = UTCTime(seconds: 1_780_293_600)
+        hours: Double, parkedMinutes: Double = 90, start: UTCTime = UTCTime(seconds: 1_780_293_600),
+        startingAt origin: (latitude: Double, longitude: Double)? = nil
     ) throws -> [EmulatedReceiver.Epoch] {
         let drives = try Self.drives.map { try fixes(of: $0) }
         let parked = try fixes(of: Self.parked)
         let end = hours * 3600
         var day: [EmulatedReceiver.Epoch] = []
         var t = 0.0
-        var position: (latitude: Double, longitude: Double)?
+        var position: (latitude: Double, longitude: Double)? = origin
         var index = 0
         while t < end {
             let before = day.count

@@ -302,4 +302,58 @@ import Testing
         let kept = try Data(contentsOf: URL(fileURLWithPath: storePath))
         #expect(kept.prefix(16) == Data("SQLite format 3\u{0}".utf8) && kept.count != damaged.count)
     }
+
+    /// `coordinates: "gcj02"` on a drive moved to Shanghai: the jsonl output and the Traccar upload carry the
+    /// GCJ-02 coordinates of what the store keeps in WGS-84 (read back with `lodestar store export`).
+    @Test func gcj02ReachesTheOutputsAndTheUploadsWhileTheStoreKeepsWGS84() async throws {
+        let epochs = try DayTimeline.epochs(hours: 0.25, parkedMinutes: 5, startingAt: (31.2304, 121.4737))
+        let daemon = try DaemonUnderTest(epochs: epochs, model: .ublox8, connection: .uart, speed: 60)
+        let standIn = try OsmAndStandIn()
+        defer { standIn.stop() }
+        var config = daemon.baseConfig(profile: "car")
+        config["outputs"] = ["jsonl": ["path": "track/locations.jsonl", "fsyncInterval": 0]] as [String: Any]
+        config["upload"] = ["maxBatchAge": 0, "traccar": ["url": standIn.url, "deviceID": "van"]] as [String: Any]
+        config["coordinates"] = "gcj02"
+        try daemon.writeConfig(config)
+        try daemon.start()
+        try await daemon.waitUntil("the drive to end", timeout: 60) { daemon.receiver.isFinished }
+        let delivered = { daemon.jsonlRecords().filter { $0["type"] as? String == "location" } }
+        try await daemon.waitUntil("the stand-in to have every location", timeout: 30) {
+            Set(standIn.positions.compactMap { $0.attributes["lodestarId"] }).count >= delivered().count
+        }
+        let (status, _) = try await daemon.terminate()
+        #expect(status == 0)
+        let binary = try #require(DaemonUnderTest.executable)
+        let exportPath = daemon.folder + "/export.jsonl"
+        let export = try ChildProcess(
+            executable: binary,
+            arguments: ["store", "export", "--format", "jsonl", "--store", daemon.stateDirectory + "/store.sqlite"],
+            standardOutput: exportPath, standardError: daemon.folder + "/export.err")
+        #expect(export.waitForExit(timeout: 30) == 0)
+        let stored = try String(contentsOfFile: exportPath, encoding: .utf8).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["type"] as? String == "location" }
+        let outputs = delivered()
+        #expect(outputs.count > 20 && stored.count == outputs.count, "\(outputs.count) in jsonl, \(stored.count) stored")
+        var uploaded: [Int: OsmAndStandIn.Position] = [:]
+        for position in standIn.positions {
+            if let id = Int(position.attributes["lodestarId"] ?? "") { uploaded[id] = position }
+        }
+        for (row, output) in zip(stored, outputs) {
+            guard let latitude = row["latitude"] as? Double, let longitude = row["longitude"] as? Double,
+                let id = row["id"] as? Int
+            else {
+                Issue.record("a stored row without coordinates or id: \(row)")
+                continue
+            }
+            #expect(GCJ02.isInMainlandChina(latitude: latitude, longitude: longitude))
+            let expected = GCJ02.fromWGS84(latitude: latitude, longitude: longitude)
+            #expect(abs((output["latitude"] as? Double ?? 0) - expected.latitude) < 1e-9, "jsonl row \(id)")
+            #expect(abs((output["longitude"] as? Double ?? 0) - expected.longitude) < 1e-9, "jsonl row \(id)")
+            // The stand-in gets 7 decimals.
+            #expect(abs((uploaded[id]?.latitude ?? 0) - expected.latitude) < 1e-6, "uploaded row \(id)")
+            #expect(abs((uploaded[id]?.longitude ?? 0) - expected.longitude) < 1e-6, "uploaded row \(id)")
+            #expect(abs(expected.longitude - longitude) > 1e-3, "row \(id) was not moved")
+        }
+    }
 }

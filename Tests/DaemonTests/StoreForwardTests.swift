@@ -45,7 +45,7 @@ import Testing
     /// Runs the day; `cut` is the stretch of capture seconds with both servers down.
     static func runDay(
         hours: Double, speed: Double, maxBatchAge: Double, cut: ClosedRange<Double>?, kill: Double? = nil,
-        slowServer: Double = 0
+        slowServer: Double = 0, standInFaults: [(at: Double, fault: @Sendable (OsmAndStandIn) -> Void)] = []
     ) async throws -> DayRun {
         let epochs = try DayTimeline.epochs(hours: hours, parkedMinutes: 30)
         let daemon = try DaemonUnderTest(epochs: epochs, model: .ublox8, connection: .uart, speed: speed)
@@ -79,6 +79,7 @@ import Testing
         var cutting = false
         var killed = false
         var earlierLogs = ""
+        var faults = standInFaults.sorted { $0.at < $1.at }
         while !daemon.receiver.isFinished {
             let now = daemon.receiver.clock
             largestStore = max(largestStore, fileSize(storePath) + fileSize(storePath + "-wal"))
@@ -93,6 +94,10 @@ import Testing
                 try broker.restart()
                 try subscriber.waitUntilSubscribed(times: 2)
                 try standIn.acceptConnections()
+            }
+            while let next = faults.first, now >= next.at {
+                next.fault(standIn)
+                faults.removeFirst()
             }
             if let kill, !killed, now >= kill {
                 killed = true
@@ -243,12 +248,20 @@ import Testing
                 + "(\(everyLocation.delivered.count) delivered)")
     }
 
-    /// SIGKILL while a batch is on its way (the stand-in answers slowly, so one always is), then a restart:
+    /// SIGKILL while a batch is on its way (the stand-in answers slowly, so one always is), then a restart;
+    /// before it the stand-in answers HTTP 500 five times, after it lets requests time out for a while:
     /// every location delivered before and after reaches both servers; only duplicates are allowed, and the
     /// store opens cleanly after the kill.
     @Test func theDaemonKilledMidUploadAndRestartedLosesNothing() async throws {
         let run = try await Self.runDay(
-            hours: 0.75, speed: 90, maxBatchAge: 60, cut: nil, kill: 1200, slowServer: 0.05)
+            hours: 0.75, speed: 90, maxBatchAge: 60, cut: nil, kill: 1200, slowServer: 0.05,
+            standInFaults: [
+                (600, { $0.failNext(5) }),
+                // The uploader's timeout is 5 s: answers 6 s late time out, for about 8 s of wall clock.
+                (1800, { $0.delayResponses(by: 6) }), (2520, { $0.delayResponses(by: 0.05) }),
+            ])
+        #expect(run.stderr.contains("HTTP 500"), "no HTTP 500 in the log\n\(run.stderr.suffix(2000))")
+        #expect(run.stderr.contains("timed out"), "no timeout in the log\n\(run.stderr.suffix(2000))")
         let second = run.stderr.components(separatedBy: "--- SIGKILL; started again ---\n")
         #expect(second.count == 2 && second[1].contains("lodestar run: upload traccar: to"), "the daemon did not start again\n\(run.stderr.suffix(2000))")
         #expect(!run.stderr.contains("moved aside"), "the store was damaged by the kill\n\(run.stderr.suffix(2000))")

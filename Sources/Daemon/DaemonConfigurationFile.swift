@@ -376,7 +376,14 @@ private struct ConfigurationWalker {
                 status, "updateInterval", "status", &configuration.status.updateInterval,
                 ConfigurationRanges.updateInterval)
         }
-        if let value = top["store"] { readStore(value, into: &configuration.store) }
+        section(top, "store", under: "", &configuration.store, keys: ConfigurationKeys.store, off: "no store") {
+            walker, members, path, store in
+            walker.text(members, "path", path, &store.path, .path)
+            walker.optionalInteger(
+                members, "maxBytes", path, &store.maxBytes, ConfigurationRanges.storeBytes, null: "no size limit")
+            walker.optionalInteger(
+                members, "maxAgeDays", path, &store.maxAgeDays, ConfigurationRanges.maxAgeDays, null: "no age limit")
+        }
         if let value = top["upload"], let upload = members(value, at: "upload", keys: ConfigurationKeys.upload) {
             readUpload(upload, into: &configuration.upload)
         }
@@ -389,34 +396,16 @@ private struct ConfigurationWalker {
         return configuration
     }
 
-    /// Like an output: null or false for no store, true for the defaults, an object over the defaults.
-    private mutating func readStore(_ value: JSONValue, into target: inout DaemonConfiguration.StoreSettings?) {
-        let keys = ConfigurationKeys.store
-        switch value {
-        case .null, .bool(false): target = nil
-        case .bool(true): target = DaemonConfiguration.StoreSettings()
-        case .object:
-            guard let members = members(value, at: "store", keys: keys) else { return }
-            var store = DaemonConfiguration.StoreSettings()
-            text(members, "path", "store", &store.path, .path)
-            optionalInteger(members, "maxBytes", "store", &store.maxBytes, ConfigurationRanges.storeBytes, null: "no size limit")
-            optionalInteger(
-                members, "maxAgeDays", "store", &store.maxAgeDays, ConfigurationRanges.maxAgeDays, null: "no age limit")
-            target = store
-        default:
-            report(
-                "store",
-                "is \(value.typeName), not an object (allowed: null or false for no store, true for the defaults, "
-                    + "or an object with keys: \(keys.joined(separator: ", ")))")
-        }
-    }
-
     private mutating func readUpload(_ upload: Members, into settings: inout DaemonConfiguration.UploadSettings) {
         number(upload, "maxBatchAge", "upload", &settings.maxBatchAge, ConfigurationRanges.maxBatchAge)
         flag(upload, "uploadWhileAsleep", "upload", &settings.uploadWhileAsleep)
         number(upload, "initialBackoff", "upload", &settings.initialBackoff, ConfigurationRanges.backoff)
         number(upload, "maxBackoff", "upload", &settings.maxBackoff, ConfigurationRanges.backoff)
-        uploader(upload, "owntracks", &settings.owntracks, keys: ConfigurationKeys.owntracks) {
+        // An uploader has no defaults for where it sends: `true` is no uploader.
+        section(
+            upload, "owntracks", under: "upload", &settings.owntracks, keys: ConfigurationKeys.owntracks, off: "none",
+            trueGivesDefaults: false
+        ) {
             walker, members, path, owntracks in
             walker.text(members, "host", path, &owntracks.host, .host)
             if let value = members["port"] {
@@ -436,7 +425,10 @@ private struct ConfigurationWalker {
             walker.flag(members, "insecure", path, &owntracks.insecure)
             walker.number(members, "timeout", path, &owntracks.timeout, ConfigurationRanges.uploadTimeout)
         }
-        uploader(upload, "traccar", &settings.traccar, keys: ConfigurationKeys.traccar) {
+        section(
+            upload, "traccar", under: "upload", &settings.traccar, keys: ConfigurationKeys.traccar, off: "none",
+            trueGivesDefaults: false
+        ) {
             walker, members, path, traccar in
             walker.requiredText(members, "url", path, &traccar.url, .url)
             walker.requiredText(members, "deviceID", path, &traccar.deviceID, .text)
@@ -456,29 +448,6 @@ private struct ConfigurationWalker {
         }
     }
 
-    /// An uploader: null or false for none, an object with its keys (some required: an uploader has no
-    /// defaults for where it sends).
-    private mutating func uploader<Settings>(
-        _ upload: Members, _ key: String, _ target: inout Settings?, keys: [String],
-        read: (inout ConfigurationWalker, Members, String, inout Settings) -> Void
-    ) where Settings: DefaultOutput {
-        guard let value = upload[key] else { return }
-        let path = Self.join("upload", key)
-        switch value {
-        case .null, .bool(false): target = nil
-        case .object:
-            guard let members = members(value, at: path, keys: keys) else { return }
-            var settings = Settings()
-            read(&self, members, path, &settings)
-            target = settings
-        default:
-            report(
-                path,
-                "is \(value.typeName), not an object (allowed: null or false for none, or an object with keys: "
-                    + "\(keys.joined(separator: ", ")))")
-        }
-    }
-
     private mutating func requiredText(
         _ members: Members, _ key: String, _ parent: String, _ target: inout String, _ kind: TextKind
     ) {
@@ -490,29 +459,29 @@ private struct ConfigurationWalker {
     }
 
     private mutating func readOutputs(_ outputs: Members, into settings: inout DaemonConfiguration.OutputSettings) {
-        output(outputs, "jsonl", &settings.jsonl, keys: ConfigurationKeys.jsonl) { walker, members, path, jsonl in
+        section(outputs, "jsonl", under: "outputs", &settings.jsonl, keys: ConfigurationKeys.jsonl) { walker, members, path, jsonl in
             walker.text(members, "path", path, &jsonl.path, .path)
             walker.rotation(members, path, &jsonl.rotation)
             walker.number(members, "fsyncInterval", path, &jsonl.fsyncInterval, ConfigurationRanges.fsyncInterval)
         }
-        output(outputs, "gpx", &settings.gpx, keys: ConfigurationKeys.gpx) { walker, members, path, gpx in
+        section(outputs, "gpx", under: "outputs", &settings.gpx, keys: ConfigurationKeys.gpx) { walker, members, path, gpx in
             walker.text(members, "directory", path, &gpx.directory, .path)
             walker.optionalInteger(
                 members, "keepDays", path, &gpx.keepDays, ConfigurationRanges.keepDays, null: "keep every day")
         }
-        output(outputs, "stdout", &settings.stdout, keys: ConfigurationKeys.stdout) { walker, members, path, stdout in
+        section(outputs, "stdout", under: "outputs", &settings.stdout, keys: ConfigurationKeys.stdout) { walker, members, path, stdout in
             guard let value = members["format"] else { return }
             let allowed = DaemonConfiguration.StdoutOutput.Format.allCases.map(\.rawValue)
             if let text = walker.choice(value, at: ConfigurationWalker.join(path, "format"), allowed) {
                 stdout.format = DaemonConfiguration.StdoutOutput.Format(rawValue: text) ?? stdout.format
             }
         }
-        output(outputs, "socket", &settings.socket, keys: ConfigurationKeys.socket) { walker, members, path, socket in
+        section(outputs, "socket", under: "outputs", &settings.socket, keys: ConfigurationKeys.socket) { walker, members, path, socket in
             walker.text(members, "path", path, &socket.path, .path)
             walker.optionalText(members, "group", path, &socket.group, .group, null: "the daemon's own group")
             walker.mode(members, path, &socket.mode)
         }
-        output(outputs, "capture", &settings.capture, keys: ConfigurationKeys.capture) {
+        section(outputs, "capture", under: "outputs", &settings.capture, keys: ConfigurationKeys.capture) {
             walker, members, path, capture in
             walker.text(members, "path", path, &capture.path, .path)
             walker.rotation(members, path, &capture.rotation)
@@ -520,26 +489,28 @@ private struct ConfigurationWalker {
         }
     }
 
-    /// An output: null or false turn it off, true turns it on with its defaults, an object sets its keys
-    /// over the defaults.
-    private mutating func output<Output>(
-        _ outputs: Members, _ key: String, _ target: inout Output?, keys: [String],
-        read: (inout ConfigurationWalker, Members, String, inout Output) -> Void
-    ) where Output: DefaultOutput {
-        guard let value = outputs[key] else { return }
-        let path = Self.join("outputs", key)
+    /// An optional section (an output, the store, an uploader): null or false turn it off, true (where
+    /// `trueGivesDefaults`) turns it on with its defaults, an object sets its keys over the defaults.
+    private mutating func section<Section>(
+        _ parentMembers: Members, _ key: String, under parent: String, _ target: inout Section?, keys: [String],
+        off: String = "off", trueGivesDefaults: Bool = true,
+        read: (inout ConfigurationWalker, Members, String, inout Section) -> Void
+    ) where Section: DefaultOutput {
+        guard let value = parentMembers[key] else { return }
+        let path = Self.join(parent, key)
         switch value {
         case .null, .bool(false): target = nil
-        case .bool(true): target = Output()
+        case .bool(true) where trueGivesDefaults: target = Section()
         case .object:
             guard let members = members(value, at: path, keys: keys) else { return }
-            var output = Output()
-            read(&self, members, path, &output)
-            target = output
+            var section = Section()
+            read(&self, members, path, &section)
+            target = section
         default:
+            let onWithDefaults = trueGivesDefaults ? "true for the defaults, " : ""
             report(
                 path,
-                "is \(value.typeName), not an object (allowed: null or false for off, true for the defaults, "
+                "is \(value.typeName), not an object (allowed: null or false for \(off), \(onWithDefaults)"
                     + "or an object with keys: \(keys.joined(separator: ", ")))")
         }
     }
@@ -826,13 +797,15 @@ private struct ConfigurationWalker {
     }
 }
 
-/// Outputs start from their defaults when an object or `true` turns them on.
+/// Optional sections (outputs, the store, uploaders) start from their defaults when an object or `true` turns
+/// them on.
 private protocol DefaultOutput { init() }
 extension DaemonConfiguration.JSONLOutput: DefaultOutput {}
 extension DaemonConfiguration.GPXOutput: DefaultOutput {}
 extension DaemonConfiguration.StdoutOutput: DefaultOutput {}
 extension DaemonConfiguration.SocketOutput: DefaultOutput {}
 extension DaemonConfiguration.CaptureOutput: DefaultOutput {}
+extension DaemonConfiguration.StoreSettings: DefaultOutput {}
 extension DaemonConfiguration.OwnTracksUpload: DefaultOutput {}
 extension DaemonConfiguration.TraccarUpload: DefaultOutput {}
 

@@ -37,29 +37,9 @@ public final class ImpostorServer: Sendable {
 
     /// `port` 0: any free one.
     public init(_ behaviour: Behaviour, port: UInt16 = 0) throws(SystemError) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        address.sin_port = port.bigEndian
-        var reuse: Int32 = 1
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard bound == 0, named == 0, listen(descriptor, 16) == 0 else {
-            close(descriptor)
-            throw SystemError("bind/listen", "127.0.0.1:0")
-        }
+        let (descriptor, bound) = try LoopbackListener.open(port: port)
         listener = descriptor
-        self.port = UInt16(bigEndian: address.sin_port)
+        self.port = bound
         let started = DetachedThread.start { [stopping, finished, accepted] in
             defer { finished.set() }
             while !stopping.isSet {

@@ -72,30 +72,22 @@ final class StoreForwarder {
     }
 
     static func transport(_ settings: DaemonConfiguration.OwnTracksUpload) -> any UploadTransport {
-        var mqtt = OwnTracksMQTTSettings(host: settings.host, user: settings.user, device: settings.device)
-        mqtt.port = settings.port ?? (settings.tls ? 8883 : 1883)
-        mqtt.trackerID = settings.trackerID
-        mqtt.username = settings.username
-        mqtt.password = settings.password
-        mqtt.tls = settings.tls
-        mqtt.caFile = settings.caFile
-        mqtt.insecure = settings.insecure
-        mqtt.timeout = settings.timeout
-        return OwnTracksMQTTTransport(settings: mqtt)
+        OwnTracksMQTTTransport(
+            settings: OwnTracksMQTTSettings(
+                host: settings.host, port: settings.port, user: settings.user, device: settings.device,
+                trackerID: settings.trackerID, username: settings.username, password: settings.password,
+                tls: settings.tls, caFile: settings.caFile, insecure: settings.insecure, timeout: settings.timeout))
     }
 
     static func transport(
         _ settings: DaemonConfiguration.TraccarUpload, log: @escaping @Sendable (String) -> Void
     ) -> any UploadTransport {
-        var http = TraccarHTTPSettings(url: settings.url, deviceID: settings.deviceID)
-        http.method = settings.method == .get ? .get : .post
-        http.batterySource = settings.batterySource
-        http.caFile = settings.caFile
-        http.insecure = settings.insecure
-        http.username = settings.username
-        http.password = settings.password
-        http.timeout = settings.timeout
-        return TraccarHTTPTransport(settings: http, log: log)
+        TraccarHTTPTransport(
+            settings: TraccarHTTPSettings(
+                url: settings.url, deviceID: settings.deviceID, method: settings.method == .get ? .get : .post,
+                batterySource: settings.batterySource, caFile: settings.caFile, insecure: settings.insecure,
+                timeout: settings.timeout, username: settings.username, password: settings.password),
+            log: log)
     }
 
     /// What the service saw, in order.

@@ -350,4 +350,29 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             #expect(helpText(path).hasPrefix(block), "README's block differs from 'lodestar \(path) --help':\n\(block)")
         }
     }
+
+    /// lodestar(1) is generated from the same declarations: it has a section for every command with every
+    /// option that command accepts, and groff reads it without a warning.
+    @Test func theManualPageHasEveryCommandAndOption() throws {
+        let (code, manual, error) = run(["--generate-manual"])
+        #expect(code == 0, "\(error)")
+        let sections = manual.components(separatedBy: "\n.SS ")
+        for command in allCommands() where command.subcommands.isEmpty {
+            let heading = "\"" + ManualPage.escape(command.commandLine) + "\""
+            let section = try #require(sections.first { $0.hasPrefix(heading) }, "no section for \(command.path)")
+            for option in command.options {
+                #expect(
+                    section.contains("\\fB\\-\\-" + ManualPage.escape(option.name) + "\\fR"),
+                    "\(command.path): --\(option.name) is not in its manual section")
+            }
+        }
+        for option in LodestarCommand.declaration.options {
+            #expect(sections[0].contains("\\-\\-" + ManualPage.escape(option.name)))
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lodestar-\(getpid()).1").path
+        try manual.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let groff = try runProcess("/usr/bin/groff", ["-man", "-ww", "-z", file])
+        #expect(groff.status == 0 && groff.errors.isEmpty, "groff: \(groff.errors)")
+    }
 }

@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "HTTPUpload", targets: ["HTTPUpload"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .executable(name: "lodestar", targets: ["LodestarMain"]),
+        // Test infrastructure for the VM rig (scripts/vm-test): the emulated receiver as a host process.
+        .executable(name: "receiver-emulator", targets: ["ReceiverEmulatorMain"]),
     ],
     targets: [
         // The only C in the package: libgps through one shim header of static inline functions.
@@ -101,6 +103,10 @@ let package = Package(
                 "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
+        // The emulated receiver on a pty as a process of its own, for the VM rig; never in the lodestar product.
+        .executableTarget(
+            name: "ReceiverEmulatorMain",
+            dependencies: ["Testbed", "Lodestar", "Capture", "Policy", "Receivers", "SystemInterface"]),
         // Test targets follow the modules they test; Testbed is their shared test utility module.
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

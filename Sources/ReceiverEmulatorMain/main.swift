@@ -1,0 +1,114 @@
+// receiver-emulator: the Testbed's emulated receiver as a process of its own, for the VM rig
+// (scripts/vm-test), where the receiver must live on the host while gpsd and Lodestar run in the guest. It
+// plays a capture on a pty as the receiver a profile's power control drives (the same choice as `lodestar demo
+// --profile`), obeys the commands that reach it, and reports the charge it drew. Test infrastructure: it is
+// not part of the `lodestar` product or the Debian package.
+//
+//   receiver-emulator --profile NAME --capture FILE.capture [--speed N] [--connection usb|uart]
+//
+// stdout: `device /dev/pts/N` first; then, on SIGUSR1 and once more on SIGTERM or SIGINT (before exiting 0),
+// one JSON line: the emulator's clock, the charge drawn, the charge always-on would have drawn, its power
+// state and the commands heard so far.
+import Capture
+import Lodestar
+import Policy
+import Receivers
+import Synchronization
+import SystemInterface
+import Testbed
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let pending = Atomic<Int32>(0)
+
+func fail(_ message: String, _ code: Int32) -> Never {
+    var text = "receiver-emulator: \(message)\n"
+    text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+    exit(code)
+}
+
+func say(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { _ = Glibc.write(1, $0.baseAddress, $0.count) }
+}
+
+var options: [String: String] = [:]
+var arguments = CommandLine.arguments.dropFirst()
+while let name = arguments.popFirst() {
+    guard name.hasPrefix("--"), let value = arguments.popFirst() else { fail("usage: see the header of main.swift", 64) }
+    options[String(name.dropFirst(2))] = value
+}
+guard let profileName = options["profile"], let profile = ProfileStore.builtIn(profileName) else {
+    fail("--profile must name a built-in profile", 64)
+}
+guard let capturePath = options["capture"], let bytes = readFile(capturePath) else {
+    fail("--capture must name a readable capture file", 66)
+}
+let contents: CaptureContents
+do { contents = try CaptureReader.read(bytes) } catch { fail("\(capturePath): \(error)", 65) }
+let speed = options["speed"].flatMap(Double.init) ?? 1
+guard speed > 0, speed <= 1000 else { fail("--speed must be above 0 and at most 1000", 64) }
+let connection: ReceiverConnection
+switch options["connection"] ?? "usb" {
+case "usb": connection = .usb
+case "uart": connection = .uart
+default: fail("--connection must be usb or uart", 64)
+}
+let personality: EmulatedReceiver.Personality
+switch profile.receiver.powerControl {
+case .ubx: personality = .ublox8
+case .pmtk: personality = .mtk3339
+case .gpio, .usbPort, .closeDevice, .sirf: personality = .genericNMEA
+}
+
+let receiver: EmulatedReceiver
+do {
+    receiver = try EmulatedReceiver(
+        capture: contents, personality: personality, model: profile.receiver, speed: speed, connection: connection)
+} catch { fail("cannot open a pty: \(error)", 71) }
+
+for number in [SIGTERM, SIGINT, SIGUSR1] {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { pending.store($0, ordering: .relaxed) }
+    sigemptyset(&action.sa_mask)
+    sigaction(number, &action, nil)
+}
+signal(SIGPIPE, SIG_IGN)
+
+say("device \(receiver.devicePath)")
+let start = contents.lines.first?.t ?? 0
+receiver.start()
+
+func report() {
+    let now = receiver.clock
+    let drawn = receiver.energyMilliampHours(until: now)
+    let alwaysOn = profile.receiver.current.tracking * max(now - start, 0) / 3600
+    let commands = receiver.commands.map { command -> String in
+        let name: String
+        switch command.message {
+        case .ubx(let frame):
+            name = "UBX \(frame.messageClass)/\(frame.id)"
+        case .pmtk(let sentence):
+            name = "PMTK\(sentence.command)"
+        }
+        return "{\"t\":\(command.t),\"command\":\"\(name)\",\"ignored\":\(command.ignored)}"
+    }
+    say(
+        "{\"clock\":\(now - start),\"receiverMilliampHours\":\(drawn),\"alwaysOnMilliampHours\":\(alwaysOn),"
+            + "\"personality\":\"\(personality.rawValue)\",\"state\":\"\(receiver.powerState.rawValue)\","
+            + "\"finished\":\(receiver.isFinished),\"commands\":[\(commands.joined(separator: ","))]}")
+}
+
+while true {
+    sleepSeconds(0.05)
+    switch pending.exchange(0, ordering: .relaxed) {
+    case SIGUSR1: report()
+    case SIGTERM, SIGINT:
+        report()
+        receiver.stop()
+        exit(0)
+    default: break
+    }
+}

@@ -1,6 +1,7 @@
 import Daemon
 import GPSModel
 import JSON
+import Lodestar
 
 #if canImport(Glibc)
     import Glibc
@@ -57,10 +58,21 @@ enum StatusCommand {
         }
         let now = UTCTime.now()
         let liveness = liveness(of: status, now: now)
-        let text =
-            parsed.flags.contains("json")
-            ? JSONWriter.text(json(status, liveness: liveness, now: now))
-            : lines(status, liveness: liveness, now: now).joined(separator: "\n") + "\n"
+        let timeWarning = TimeConsumers.warning(
+            refclocks: TimeConsumers.chronyReadsGPSD(),
+            profile: try? ProfileStore.system.load(nameOrPath: status.profile), regime: status.regime)
+        var text: String
+        if parsed.flags.contains("json") {
+            var object = json(status, liveness: liveness, now: now)
+            if let timeWarning, case .object(var members) = object {
+                members.insert(("timeConsumerWarning", .string(timeWarning)), at: 2)
+                object = .object(members)
+            }
+            text = JSONWriter.text(object)
+        } else {
+            text = lines(status, liveness: liveness, now: now).joined(separator: "\n") + "\n"
+            if let timeWarning { text += timeWarning + "\n" }
+        }
         guard context.writeOutput(text, name: "lodestar status") else { return .ioError }
         return liveness == .stopped ? .unavailable : .success
     }

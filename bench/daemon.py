@@ -18,7 +18,7 @@ usage: daemon.py cpu  LODESTAR_BINARY CAPTURE [RUNS] [SPEED]
 SPEED: times the capture's own pace (gaps over 5 s shortened to 5 s); 0 = as fast as gpsd reads.
 Standard library only."""
 import datetime, fcntl, os, pty, shlex, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile
-import termios, time
+import re, termios, time
 
 # The daemon as the comparison with gpxlogger needs it: every fix delivered (always-on), printed once on
 # stdout, no receiver commands (the pty has no receiver), its state and status in a scratch directory.
@@ -177,9 +177,13 @@ def cpu_figures(pid):
 
 
 def memory(pid):
-    """(VmRSS KiB, VmHWM KiB)."""
+    """(VmRSS KiB, VmHWM KiB, private KiB, PSS KiB). Private (Private_Clean + Private_Dirty) is what the process
+    alone costs; PSS shares each shared library's pages among the processes mapping them; RSS counts them whole."""
     status = dict(line.split(":", 1) for line in read(f"/proc/{pid}/status").splitlines() if ":" in line)
-    return int(status["VmRSS"].split()[0]), int(status["VmHWM"].split()[0])
+    rollup = dict(line.split(":", 1) for line in read(f"/proc/{pid}/smaps_rollup").splitlines()[1:] if ":" in line)
+    kib = lambda value: int(value.split()[0])
+    private = kib(rollup["Private_Clean"]) + kib(rollup["Private_Dirty"])
+    return kib(status["VmRSS"]), kib(status["VmHWM"]), private, kib(rollup["Pss"])
 
 
 def connected(pid):
@@ -353,13 +357,14 @@ def cpu(binary, capture, runs, speed):
     groups = epochs(open(capture, "rb").read())
     print(f"capture: {capture} ({os.path.getsize(capture)} bytes, {len(groups)} epochs) at {speed:g}x its pace")
     print(f"lodestar: {' '.join(lodestar_command(binary, 'PORT')[1:])}")
-    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8}")
+    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8} {'priv KiB':>8} {'PSS KiB':>8}")
     ratios, ticks_ratios = [], []
     for run in range(1, runs + 1):
         figures, lines, points = cpu_run(binary, groups, speed)
         for name in ("lodestar", "gpxlogger"):
-            user, system, sched, _, hwm = figures[name]
-            print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}")
+            user, system, sched, _, hwm, private, pss = figures[name]
+            print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}"
+                  f" {private:8d} {pss:8d}")
         ratio = figures["lodestar"][2] / figures["gpxlogger"][2]
         ticks = (figures["lodestar"][0] + figures["lodestar"][1]) / max(0.01, figures["gpxlogger"][0] + figures["gpxlogger"][1])
         ratios.append(ratio)
@@ -397,18 +402,51 @@ def soak(binary, capture, hours, speed):
     finally:
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{'hour':>5} {'wall s':>7} {'VmRSS KiB':>10} {'VmHWM KiB':>10}")
-    for hour, wall, rss, hwm in samples:
-        print(f"{hour:>5} {wall:7.1f} {rss:10d} {hwm:10d}")
+    print(f"{'hour':>5} {'wall s':>7} {'VmRSS KiB':>10} {'VmHWM KiB':>10} {'private KiB':>12} {'PSS KiB':>8}")
+    for hour, wall, rss, hwm, private, pss in samples:
+        print(f"{hour:>5} {wall:7.1f} {rss:10d} {hwm:10d} {private:12d} {pss:8d}")
     first = next(s for s in samples if s[0] == 1)
     last = samples[-1]
     growth = (last[2] - first[2]) / first[2] * 100
+    private_growth = (last[4] - first[4]) / first[4] * 100
     print(f"lodestar wrote {lines} lines, CPU {user + system:.2f} s (schedstat {sched:.2f} s)")
-    print(f"peak RSS (VmHWM) {last[3] / 1024:.2f} MiB (target <= 8 MiB); RSS growth hour 1 -> end "
-          f"{growth:+.1f} % (target < 5 %)")
+    print(f"peak RSS (VmHWM) {last[3] / 1024:.2f} MiB; at the end private {last[4] / 1024:.2f} MiB, PSS "
+          f"{last[5] / 1024:.2f} MiB, RSS {last[2] / 1024:.2f} MiB; growth hour 1 -> end: RSS {growth:+.1f} %, "
+          f"private {private_growth:+.1f} % (target < 5 %)")
+
+
+def startup(binary, runs):
+    """`lodestar --help` next to `gpspipe --help`, interleaved: median wall time of each, and the instructions
+    each executes under callgrind (repeatable on a noisy machine), the dynamic loader's share included."""
+    gpspipe = shutil.which("gpspipe") or "/usr/bin/gpspipe"
+    commands = {"lodestar --help": [binary, "--help"], "gpspipe --help": [gpspipe, "--help"]}
+    times = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - start)
+    instructions = {}
+    for name, command in commands.items():
+        out = tempfile.mktemp(prefix="lodestar-callgrind-")
+        result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + command,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        found = re.search(r"Collected : (\d+)", result.stderr)
+        instructions[name] = int(found.group(1)) if found else 0
+        if os.path.exists(out):
+            os.remove(out)
+    for name in commands:
+        print(f"{name:16} median {statistics.median(times[name]) * 1000:6.2f} ms over {runs} runs, "
+              f"{instructions[name]:>11,} instructions (callgrind)")
+    ratio = statistics.median(times["lodestar --help"]) / statistics.median(times["gpspipe --help"])
+    print(f"lodestar/gpspipe start-up: {ratio:.2f}x wall, "
+          f"{instructions['lodestar --help'] / max(1, instructions['gpspipe --help']):.2f}x instructions")
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "startup":
+        startup(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 50)
+        sys.exit(0)
     if len(sys.argv) < 4 or sys.argv[1] not in ("cpu", "soak"):
         sys.exit(__doc__)
     mode, binary, capture = sys.argv[1:4]

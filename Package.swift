@@ -43,18 +43,18 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // libmosquitto, the MQTT client for OwnTracks uploads; only MQTTUpload imports it.
+        // libmosquitto, the MQTT client for OwnTracks uploads; only MQTTUpload imports it. Opened with dlopen on
+        // first use, not linked: no pkgConfig, whose `--libs` would link it (Sources/CMosquitto/shim.h says why).
         .systemLibrary(
             name: "CMosquitto",
             path: "Sources/CMosquitto",
-            pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        // libcurl, the HTTP client for Traccar (OsmAnd) uploads; only HTTPUpload imports it.
+        // libcurl, the HTTP client for Traccar (OsmAnd) uploads; only HTTPUpload imports it. Opened with dlopen on
+        // first use, not linked: no pkgConfig, whose `--libs` would link it (Sources/CCurl/shim.h says why).
         .systemLibrary(
             name: "CCurl",
             path: "Sources/CCurl",
-            pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the

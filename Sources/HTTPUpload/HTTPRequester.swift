@@ -4,13 +4,40 @@ import CCurl
 import Glibc
 #endif
 
-/// curl_global_init, once per process: a global `let` is initialised once, under the runtime's lock, the first
-/// time any thread reads it (curl_global_init itself is not thread-safe).
-private let curlGlobalInitialisation: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-
 /// Why an `HTTPRequester` could not be made or set up.
 struct HTTPRequesterError: Error, Sendable, CustomStringConvertible {
     var description: String
+}
+
+/// libcurl, which lodestar opens on first use instead of linking it (CCurl's shim.h says why).
+enum CurlLibrary {
+    /// nil once libcurl is loaded and curl_global_init has run, once per process: a static `let` is initialised
+    /// once, under the runtime's lock, the first time any thread reads it (curl_global_init itself is not
+    /// thread-safe). Otherwise why libcurl cannot be used.
+    static let failure: HTTPRequesterError? = {
+        if let failure = load(CCURL_SONAME) { return failure }
+        let code = ccurl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        guard code == CURLE_OK else {
+            return HTTPRequesterError(description: "curl_global_init failed: \(HTTPRequester.text(code))")
+        }
+        return nil
+    }()
+
+    /// Opens libcurl from `soname` (Debian's libcurl4 ships libcurl.so.4) for the ccurl_ functions; nil, or why
+    /// not in words that say what to install.
+    static func load(_ soname: String) -> HTTPRequesterError? {
+        var error = [CChar](repeating: 0, count: 512)
+        let result = ccurl_load_soname(soname, &error, error.count)
+        let cause = String(decoding: error.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+        switch result {
+        case CCURL_LOADED: return nil
+        case CCURL_NO_FUNCTION:
+            return HTTPRequesterError(description: "libcurl4 is too old (\(cause)): upgrade it to upload to Traccar")
+        default:
+            return HTTPRequesterError(
+                description: "libcurl4 is not installed (\(cause)): install it to upload to Traccar")
+        }
+    }
 }
 
 /// How a request ended when it got no HTTP answer.
@@ -71,10 +98,8 @@ final class HTTPRequester {
     private var connectionMayBeOpen = false
 
     init(options: Options) throws(HTTPRequesterError) {
-        guard curlGlobalInitialisation == CURLE_OK else {
-            throw HTTPRequesterError(description: "curl_global_init failed: \(Self.text(curlGlobalInitialisation))")
-        }
-        guard let handle = curl_easy_init() else { throw HTTPRequesterError(description: "curl_easy_init failed") }
+        if let failure = CurlLibrary.failure { throw failure }
+        guard let handle = ccurl_easy_init() else { throw HTTPRequesterError(description: "curl_easy_init failed") }
         self.handle = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -130,14 +155,14 @@ final class HTTPRequester {
             results.append(("CURLOPT_PASSWORD", ccurl_setopt_string(handle, CURLOPT_PASSWORD, options.password ?? "")))
         }
         if let (option, code) = results.first(where: { $0.1 != CURLE_OK }) {
-            curl_easy_cleanup(handle)
+            ccurl_easy_cleanup(handle)
             errorBuffer.deallocate()
             throw HTTPRequesterError(description: "curl_easy_setopt \(option): \(Self.text(code))")
         }
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        ccurl_easy_cleanup(handle)
         errorBuffer.deallocate()
     }
 
@@ -167,7 +192,7 @@ final class HTTPRequester {
         let code = withoutActuallyEscaping(shouldStop) { shouldStop in
             stopCheck.shouldStop = shouldStop
             defer { stopCheck.shouldStop = nil }
-            return curl_easy_perform(handle)
+            return ccurl_easy_perform(handle)
         }
         var connects = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
@@ -202,7 +227,7 @@ final class HTTPRequester {
         }
     }
 
-    private static func text(_ code: CURLcode) -> String {
-        curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error \(code.rawValue)"
+    static func text(_ code: CURLcode) -> String {
+        ccurl_easy_strerror(code).map { String(cString: $0) } ?? "curl error \(code.rawValue)"
     }
 }

@@ -12,14 +12,37 @@ public struct MQTTError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// libmosquitto's process-wide set-up (`mosquitto_lib_init`), done once however many threads ask first: a Swift
-/// static is initialised exactly once.
+/// libmosquitto, which lodestar opens on first use instead of linking it (CMosquitto's shim.h says why).
 enum MosquittoLibrary {
-    static let initialised: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
+    /// nil once libmosquitto is loaded and set up for the process (`mosquitto_lib_init`), done once however many
+    /// threads ask first: a Swift static is initialised exactly once. Otherwise why libmosquitto cannot be used.
+    static let failure: MQTTError? = {
+        if let failure = load(CMOSQUITTO_SONAME) { return failure }
+        guard cmosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue else {
+            return MQTTError("libmosquitto could not be initialised")
+        }
+        return nil
+    }()
+
+    /// Opens libmosquitto from `soname` (Debian's libmosquitto1 ships libmosquitto.so.1) for the cmosquitto_
+    /// functions; nil, or why not in words that say what to install.
+    static func load(_ soname: String) -> MQTTError? {
+        var error = [CChar](repeating: 0, count: 512)
+        let result = cmosquitto_load_soname(soname, &error, error.count)
+        let cause = String(decoding: error.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+        switch result {
+        case CMOSQUITTO_LOADED: return nil
+        case CMOSQUITTO_NO_FUNCTION:
+            return MQTTError("libmosquitto1 is too old (\(cause)): upgrade it to upload to OwnTracks")
+        default: return MQTTError("libmosquitto1 is not installed (\(cause)): install it to upload to OwnTracks")
+        }
+    }
 
     /// libmosquitto's words for one of its error codes.
     static func text(_ code: Int32) -> String {
-        mosquitto_strerror(code).map { String(cString: $0) } ?? "mosquitto error \(code)"
+        // Only ever asked once a connection exists, so libmosquitto is loaded; the check keeps it from loading here.
+        guard failure == nil else { return "mosquitto error \(code)" }
+        return cmosquitto_strerror(code).map { String(cString: $0) } ?? "mosquitto error \(code)"
     }
 }
 
@@ -53,50 +76,50 @@ final class MQTTConnection {
 
     /// A client with `clientID` and a clean session, not yet connected.
     init(clientID: String, endpoint: String) throws(MQTTError) {
-        guard MosquittoLibrary.initialised else { throw MQTTError("libmosquitto could not be initialised") }
+        if let failure = MosquittoLibrary.failure { throw failure }
         self.endpoint = endpoint
         let context = Unmanaged.passUnretained(events).toOpaque()
-        guard let made = mosquitto_new(clientID, true, context) else {
+        guard let made = cmosquitto_new(clientID, true, context) else {
             throw MQTTError("cannot make an MQTT client for \(endpoint): \(errnoText(errno))")
         }
         handle = made
-        mosquitto_connect_callback_set(handle) { _, context, code in
+        cmosquitto_connect_callback_set(handle) { _, context, code in
             guard let context else { return }
             Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().connackCode = code
         }
-        mosquitto_publish_callback_set(handle) { _, context, messageID in
+        cmosquitto_publish_callback_set(handle) { _, context, messageID in
             guard let context else { return }
             Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().acknowledged.insert(messageID)
         }
-        mosquitto_disconnect_callback_set(handle) { _, context, code in
+        cmosquitto_disconnect_callback_set(handle) { _, context, code in
             // errno first: anything after may change it.
             let cause = errno
             guard let context else { return }
             let events = Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue()
             if events.disconnection == nil { events.disconnection = (code, cause) }
         }
-        mosquitto_log_callback_set(handle) { _, context, level, text in
+        cmosquitto_log_callback_set(handle) { _, context, level, text in
             guard let context, let text, level & Int32(MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
             Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().lastLoggedError =
                 String(cString: text)
         }
-        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        _ = cmosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
     }
 
     deinit {
         // `events` outlives the handle: it is a stored property released after this body.
-        mosquitto_destroy(handle)
+        cmosquitto_destroy(handle)
     }
 
     func setCredentials(username: String, password: String?) throws(MQTTError) {
-        try check(mosquitto_username_pw_set(handle, username, password), "set the user name")
+        try check(cmosquitto_username_pw_set(handle, username, password), "set the user name")
     }
 
     /// What the broker publishes for this client when its connection ends without a DISCONNECT.
     func setWill(topic: String, payload: String, qos: Int32, retain: Bool) throws(MQTTError) {
         let bytes = Array(payload.utf8)
         let code = bytes.withUnsafeBytes { raw in
-            mosquitto_will_set(handle, topic, Int32(raw.count), raw.baseAddress, qos, retain)
+            cmosquitto_will_set(handle, topic, Int32(raw.count), raw.baseAddress, qos, retain)
         }
         try check(code, "set the last will")
     }
@@ -104,19 +127,19 @@ final class MQTTConnection {
     /// TLS with the given trust anchors, or the system's certificates when neither file nor folder is given.
     func setTLS(_ options: TLSOptions) throws(MQTTError) {
         if options.caFile == nil, options.caPath == nil {
-            try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "use the system's CA certificates")
+            try check(cmosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "use the system's CA certificates")
         } else {
             try check(
-                mosquitto_tls_set(handle, options.caFile, options.caPath, nil, nil, nil),
+                cmosquitto_tls_set(handle, options.caFile, options.caPath, nil, nil, nil),
                 "use CA file \(options.caFile ?? "-") / folder \(options.caPath ?? "-")")
         }
-        try check(mosquitto_tls_insecure_set(handle, options.insecure), "set the host name check")
+        try check(cmosquitto_tls_insecure_set(handle, options.insecure), "set the host name check")
     }
 
     /// Starts connecting: the name lookup happens here (it blocks), the TCP and TLS handshakes and the CONNECT
     /// in `loop`.
     func startConnecting(host: String, port: Int, keepAlive: Int) throws(MQTTError) {
-        let code = mosquitto_connect_async(handle, host, Int32(clamping: port), Int32(clamping: keepAlive))
+        let code = cmosquitto_connect_async(handle, host, Int32(clamping: port), Int32(clamping: keepAlive))
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTError(
                 Self.connectFailure(code: code, errno: errno, endpoint: endpoint, logged: events.lastLoggedError))
@@ -128,7 +151,7 @@ final class MQTTConnection {
         var messageID: Int32 = 0
         let bytes = Array(payload.utf8)
         let code = bytes.withUnsafeBytes { raw in
-            mosquitto_publish(handle, &messageID, topic, Int32(raw.count), raw.baseAddress, qos, retain)
+            cmosquitto_publish(handle, &messageID, topic, Int32(raw.count), raw.baseAddress, qos, retain)
         }
         try check(code, "publish to \(topic)")
         return messageID
@@ -137,18 +160,18 @@ final class MQTTConnection {
     /// Runs libmosquitto's network loop once, waiting at most `milliseconds` for the socket; libmosquitto's
     /// result code (MOSQ_ERR_SUCCESS while the connection lives).
     func loop(milliseconds: Int32) -> Int32 {
-        mosquitto_loop(handle, milliseconds, 1)
+        cmosquitto_loop(handle, milliseconds, 1)
     }
 
     /// Queues a DISCONNECT: a clean end, after which the broker does not publish the will.
     func disconnect() {
-        _ = mosquitto_disconnect(handle)
+        _ = cmosquitto_disconnect(handle)
     }
 
     /// Closes the socket without a DISCONNECT, as a lost radio link would end it: the broker then publishes
     /// the will. For tests.
     func dropWithoutDisconnect() {
-        let socket = mosquitto_socket(handle)
+        let socket = cmosquitto_socket(handle)
         if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
     }
 

@@ -358,12 +358,7 @@ public final class DaemonService {
             switch event.kind {
             case .receiverIdentified, .receiverUnknown:
                 status.receiver = event.detail
-                // Power control's sentence names the mechanism it chose ("…, mechanism ubx over usb; …").
-                let words = event.detail.split(separator: " ")
-                if let index = words.firstIndex(of: "mechanism"), index + 1 < words.count {
-                    let name = words[index + 1].prefix { $0.isLetter }
-                    if !name.isEmpty { status.mechanism = String(name) }
-                }
+                status.mechanism = event.mechanism?.rawValue ?? "none"
             case .noEffect, .wakeFailed, .commandFailed: note(error: event.detail)
             default: break
             }

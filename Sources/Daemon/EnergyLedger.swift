@@ -7,7 +7,9 @@ import Receivers
 /// simulation charges regimes; acquisition after a wake, as it charges time to first fix).
 ///
 /// Pure: times are seconds on the service's monotonic clock, passed in. Without power control no events come,
-/// and the receiver is charged at its tracking current throughout: no saving.
+/// and the receiver is charged at its tracking current throughout: no saving. The same holds for a mechanism
+/// that cannot lower the receiver's current (no commands and no switch: releasing the device through gpsd
+/// leaves it powered): whatever it saw, all its time is charged at the tracking current.
 public struct EnergyLedger: Sendable {
     /// What the receiver is charged as now.
     public enum Charging: Sendable, Equatable {
@@ -23,6 +25,8 @@ public struct EnergyLedger: Sendable {
     /// When the ledger started (monotonic seconds).
     public let start: Double
     public private(set) var charging: Charging = .running(.continuous)
+    /// The mechanism power control chose, from its identification event; the profile's model's until then.
+    public private(set) var mechanism: PowerControl?
     /// Charge up to `since`, in milliampere-seconds.
     private var milliampSeconds: Double = 0
     private var since: Double
@@ -33,11 +37,21 @@ public struct EnergyLedger: Sendable {
         since = start
     }
 
+    /// Whether the mechanism in use can lower the receiver's current at all: commands (UBX, PMTK) or a power
+    /// switch (GPIO line, USB port). SiRF gets no commands, and a released device stays powered.
+    public var mechanismSavesPower: Bool {
+        switch mechanism ?? model.powerControl {
+        case .ubx, .pmtk, .gpio, .usbPort: true
+        case .sirf, .closeDevice: false
+        }
+    }
+
     /// The current (mA) drawn as charged now.
     public var current: Double {
+        guard mechanismSavesPower else { return model.current.tracking }
         switch charging {
-        case .running(let regime), .down(let regime): model.current(in: regime)
-        case .acquiring: model.current.acquisition
+        case .running(let regime), .down(let regime): return model.current(in: regime)
+        case .acquiring: return model.current.acquisition
         }
     }
 
@@ -77,7 +91,9 @@ public struct EnergyLedger: Sendable {
         case .wakeFailed:
             // No output after a wake: maybe still down, maybe acquiring unheard; charged acquiring.
             return
-        case .receiverIdentified, .receiverUnknown, .regimeUnreachable:
+        case .receiverIdentified, .receiverUnknown:
+            mechanism = event.mechanism
+        case .regimeUnreachable:
             return
         }
     }

@@ -157,10 +157,6 @@ final class ReceiverPowerDriver {
             } catch {
                 handle(.switchFailed(error), at: now)
             }
-        case .releaseDevice:
-            commands.send(.stopWatching) { _ in }
-        case .watchDevice:
-            commands.send(.watch(device: device)) { _ in }
         case .offerRegimes(let regimes):
             outputs.append((.offer(regimes), now))
         case .report(let event):

@@ -105,8 +105,8 @@ enum EvaluationFormat {
         var line =
             "assumed: power control \(model.powerControl.rawValue) on a \(model.connection.rawValue) connection, reaching "
             + reachable.joined(separator: ", ")
-        if model.offCurrentUnknown, model.reachableRegimes.contains(.off) {
-            line += "; off only releases the device, its current unknown and charged as tracking"
+        if model.offCurrentUnknown {
+            line += "; no power commands and no switch: the receiver runs, the policy only filters what it delivers"
         }
         let unverified = unverifiedFigures(model)
         if !unverified.isEmpty { line += "; unverified figures: " + unverified.joined(separator: ", ") }

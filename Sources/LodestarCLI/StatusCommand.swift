@@ -114,6 +114,9 @@ enum StatusCommand {
         let receiver = [status.device, status.receiver].compactMap { $0 }.joined(separator: ", ")
         lines.append(
             "receiver: \(receiver.isEmpty ? "none identified yet" : receiver); mechanism: \(status.mechanism)")
+        if ["closeDevice", "sirf", "none"].contains(status.mechanism) {
+            lines.append("no power control for this receiver: the policy filters, the receiver runs")
+        }
         lines.append("fixes delivered: \(status.fixesDelivered)")
         lines.append(
             "energy since start: "

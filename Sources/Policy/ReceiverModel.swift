@@ -107,15 +107,17 @@ public struct ReceiverModel: Sendable, Hashable {
     /// - PMTK: no `off` a command can undo (PMTK225,4 backup is left only by a pin);
     /// - SiRF: no commands are sent (hardware.md says why), so it runs;
     /// - a GPIO line or USB port power: on or off;
-    /// - closing the device (release through gpsd): on, or released with its current unknown.
+    /// - closing the device (release through gpsd): on only. A closed tty powers nothing down (a USB receiver
+    ///   stays on the bus's power, a UART one on the board's), so releasing the watch would save no charge and
+    ///   only churn gpsd: the receiver runs and the policy filters what it delivers.
     public static func regimes(reachableBy powerControl: PowerControl, on connection: ReceiverConnection)
         -> Set<ReceiverRegime>
     {
         switch powerControl {
         case .ubx: connection == .uart ? Set(ReceiverRegime.allCases) : [.continuous, .powerSave, .standby]
         case .pmtk: [.continuous, .powerSave, .standby]
-        case .sirf: [.continuous]
-        case .gpio, .usbPort, .closeDevice: [.continuous, .off]
+        case .sirf, .closeDevice: [.continuous]
+        case .gpio, .usbPort: [.continuous, .off]
         }
     }
 
@@ -138,8 +140,9 @@ public struct ReceiverModel: Sendable, Hashable {
         }
     }
 
-    /// Whether `off` leaves the receiver drawing a current nobody knows: the device is only closed (released
-    /// through gpsd). Such time is charged at the tracking current: no saving is claimed that was not seen.
+    /// Whether the receiver's current when "down" is unknown because nothing can power it down: it has no power
+    /// commands and no switch (closing the device through gpsd only). It is never taken down, and all its time
+    /// is charged at the tracking current: no saving is claimed that was not made.
     public var offCurrentUnknown: Bool { powerControl == .closeDevice }
 
     /// Steady current (mA) in a regime once it is reached (acquisition is charged separately by a simulator).
@@ -164,8 +167,6 @@ public struct ReceiverModel: Sendable, Hashable {
     /// aged out). Off without a backup supply loses them all: cold.
     public func timeToFirstFix(afterDown downFor: Double, in regime: ReceiverRegime) -> Double {
         let effective = effectiveRegime(regime)
-        // Released through gpsd, the receiver kept running: it has a fix as soon as it is read again.
-        if effective == .off, powerControl == .closeDevice { return timeToFirstFix.hot }
         let offByCommand = effective == .off && powerControl == .ubx
         let keepsBackupDomain = effective == .standby || offByCommand || backupSupplyWhenOff
         guard keepsBackupDomain else { return timeToFirstFix.cold }
@@ -185,9 +186,9 @@ public struct ReceiverModel: Sendable, Hashable {
 }
 
 extension ReceiverModel {
-    /// Any NMEA receiver behind gpsd with no known power commands: on, or off by a power switch.
-    /// Every figure is typical, unverified: it depends on the receiver. `current.off` 0 assumes a switch
-    /// (GPIO load switch, uhubctl); with nothing but closing the device, set it to the tracking current.
+    /// Any NMEA receiver behind gpsd with no known power commands: it runs, unless a power switch is configured
+    /// (powerControl `gpio` or `usbPort`: GPIO load switch, uhubctl), which turns it off. Every figure is
+    /// typical, unverified: it depends on the receiver. `current.off` 0 is the switched-off receiver's.
     public static let genericNMEA = ReceiverModel(
         name: "generic-nmea", powerControl: .closeDevice, supportedRegimes: [.continuous, .off],
         current: ReceiverCurrents(

@@ -238,8 +238,7 @@ public struct PowerController: Sendable {
             phase = .goingDown(goingDown)
             if now - goingDown.commandAt >= noEffectDeadline { noEffect(goingDown, now: now) }
         case .down:
-            // Released: the runtime no longer watches, and the receiver's state is gpsd's business.
-            guard mechanism != .closeDevice, reapplyAt == nil else { return }
+            guard reapplyAt == nil else { return }
             // Something woke it (a probe, a reopened port): it runs until the regime is applied again.
             achievedRegime = .continuous
             reapplyAt = now + configuration.timeouts.probeSettle
@@ -265,8 +264,6 @@ public struct PowerController: Sendable {
                 reidentifying = Reidentifying(path: path, nextPollAt: now + configuration.timeouts.probeSettle)
             }
         }
-        // A released device reopened by another client is still gpsd's business.
-        guard mechanism != .closeDevice else { return }
         let heldDown: ReceiverRegime
         switch phase {
         case .down(let regime): heldDown = regime
@@ -288,8 +285,8 @@ public struct PowerController: Sendable {
 
     private mutating func deviceClosed(path: String, now: Double) {
         guard !shuttingDown, case .goingDown(let goingDown) = phase else { return }
-        // A USB port switched off takes the device away; a release ends with gpsd closing it.
-        if mechanism == .usbPort || mechanism == .closeDevice { quiet(goingDown, at: now, now: now) }
+        // A USB port switched off takes the device away.
+        if mechanism == .usbPort { quiet(goingDown, at: now, now: now) }
     }
 
     private mutating func regimeRequested(_ regime: ReceiverRegime, now: Double) {
@@ -463,9 +460,7 @@ public struct PowerController: Sendable {
             let off: String
             switch mechanism {
             case .gpio, .usbPort: off = "off switches its power"
-            default:
-                off =
-                    "off only releases the device through gpsd (gpsd closes it 60 s later; the current then is unknown)"
+            default: off = "no power control for this receiver: the policy filters, the receiver runs"
             }
             report(
                 .receiverUnknown,
@@ -494,7 +489,8 @@ public struct PowerController: Sendable {
         switch mechanism {
         case nil: return [.continuous]
         case .gpio, .usbPort: return configuration.hasPowerSwitch ? [.continuous, .off] : [.continuous]
-        case .closeDevice: return [.continuous, .off]
+        // Releasing the device through gpsd powers nothing down (ReceiverModel.regimes(reachableBy:on:)).
+        case .closeDevice: return [.continuous]
         case .ubx, .pmtk, .sirf:
             guard let identification else { return [.continuous] }
             return RegimePlan.reachableRegimes(for: identification, on: connection)
@@ -519,7 +515,8 @@ public struct PowerController: Sendable {
                 ? "a power switch only turns the receiver on (continuous) or off"
                 : "no power switch is configured for the \(mechanism?.rawValue ?? "") mechanism"
         case .closeDevice:
-            return "releasing the device through gpsd is the only way down for this receiver"
+            return "no power commands are known for this receiver and no power switch is configured: releasing it"
+                + " through gpsd would power nothing down, so it keeps running"
         case .ubx, .pmtk, .sirf:
             guard let identification else { return "the receiver is not identified yet" }
             if case .failure(let unreachable) = RegimePlan.plan(regime, for: identification, on: connection) {
@@ -635,15 +632,7 @@ public struct PowerController: Sendable {
         case .gpio, .usbPort:
             actions.append(.setPower(false))
             begin(.goDown(regime, reapplied: reapplied), sent: ["power switched off"], now: now, note: note)
-        case .closeDevice:
-            actions.append(.releaseDevice)
-            begin(
-                .goDown(regime, reapplied: reapplied),
-                sent: [
-                    "released the device through gpsd (gpsd closes it \(seconds(configuration.timeouts.releaseTimeout))"
-                        + " after its last watcher left; the receiver's current while released is unknown)"
-                ], now: now, note: note)
-        case .ubx, .pmtk, .sirf, nil:
+        case .ubx, .pmtk, .sirf, .closeDevice, nil:
             let preamble = from.flatMap { plan($0)?.wake.bytesBeforeNextMessages.isEmpty == false } ?? false
             sequence(
                 preamble: preamble, plan(regime)?.messages ?? [], then: .goDown(regime, reapplied: reapplied),
@@ -659,10 +648,7 @@ public struct PowerController: Sendable {
         case .gpio, .usbPort:
             actions.append(.setPower(true))
             begin(.wake(waking), sent: ["power switched on"], now: now, note: note)
-        case .closeDevice:
-            actions.append(.watchDevice)
-            begin(.wake(waking), sent: ["watching the device again"], now: now, note: note)
-        case .ubx, .pmtk, .sirf, nil:
+        case .ubx, .pmtk, .sirf, .closeDevice, nil:
             let wake = plan(waking.from)?.wake ?? .running
             sequence(
                 preamble: !wake.bytesBeforeNextMessages.isEmpty, plan(waking.regime)?.messages ?? [],
@@ -739,22 +725,16 @@ public struct PowerController: Sendable {
 
     // MARK: - Effects
 
-    /// How long a down command may leave the receiver talking before it counts as ineffective: a release
-    /// takes gpsd's 60 s on top.
-    private var noEffectDeadline: Double {
-        let deadline = configuration.timeouts.noEffectDeadline
-        return mechanism == .closeDevice ? configuration.timeouts.releaseTimeout + deadline : deadline
-    }
+    /// How long a down command may leave the receiver talking before it counts as ineffective.
+    private var noEffectDeadline: Double { configuration.timeouts.noEffectDeadline }
 
     private mutating func quiet(_ goingDown: GoingDown, at quietAt: Double, now: Double) {
         phase = .down(goingDown.regime)
         achievedRegime = goingDown.regime
         let after = quietAt - goingDown.commandAt
-        let unknownCurrent =
-            mechanism == .closeDevice ? "; the device is released, the receiver's current is unknown" : ""
         report(
             .quiet, regime: goingDown.regime, seconds: after,
-            detail: "quiet \(seconds(after)) after the \(goingDown.regime.rawValue) command\(unknownCurrent)")
+            detail: "quiet \(seconds(after)) after the \(goingDown.regime.rawValue) command")
     }
 
     private mutating func noEffect(_ goingDown: GoingDown, now: Double) {
@@ -771,8 +751,6 @@ public struct PowerController: Sendable {
                 cause =
                     "the power switch did not cut the receiver's supply (wiring, the active-low setting, or a hub"
                     + " that does not switch its ports one by one)"
-            case .closeDevice:
-                cause = "another gpsd client keeps the device open, or gpsd runs with -n and never releases it"
             default:
                 cause =
                     "gpsd started with -b (it drops every write without saying so), another program holding the"
@@ -876,7 +854,8 @@ public struct PowerController: Sendable {
     private mutating func report(
         _ kind: PowerEvent.Kind, regime: ReceiverRegime? = nil, seconds: Double? = nil, detail: String
     ) {
-        actions.append(.report(PowerEvent(kind, regime: regime, seconds: seconds, detail: detail)))
+        let chosen = kind == .receiverIdentified || kind == .receiverUnknown ? mechanism : nil
+        actions.append(.report(PowerEvent(kind, regime: regime, seconds: seconds, detail: detail, mechanism: chosen)))
     }
 
     private func seconds(_ value: Double) -> String {

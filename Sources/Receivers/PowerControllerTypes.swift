@@ -54,10 +54,6 @@ public enum PowerControllerAction: Sendable, Hashable {
     case wait(until: Double)
     /// Switch the receiver's power (`PowerSwitch.setPowered`); answer a failure with `.switchFailed`.
     case setPower(Bool)
-    /// Stop watching the device, so gpsd closes it 60 s after its last watcher left.
-    case releaseDevice
-    /// Watch the device again: gpsd reopens (and probes) it.
-    case watchDevice
     /// The regimes the policy may use from now on.
     case offerRegimes(Set<ReceiverRegime>)
     case report(PowerEvent)
@@ -77,13 +73,10 @@ public struct PowerControllerTimeouts: Sendable, Hashable {
     public var maximumRetryInterval: Double
     /// How long gpsd's probing of a device it (re)opened lasts before the regime is applied again.
     public var probeSettle: Double
-    /// How long gpsd keeps a device open after its last watcher left (hard-coded in gpsd).
-    public var releaseTimeout: Double
 
     public init(
         quietWindow: Double = 2, noEffectDeadline: Double = 6, wakeTimeout: Double? = nil,
-        firstRetryInterval: Double = 5, maximumRetryInterval: Double = 300, probeSettle: Double = 4,
-        releaseTimeout: Double = 60
+        firstRetryInterval: Double = 5, maximumRetryInterval: Double = 300, probeSettle: Double = 4
     ) {
         self.quietWindow = quietWindow
         self.noEffectDeadline = noEffectDeadline
@@ -91,7 +84,6 @@ public struct PowerControllerTimeouts: Sendable, Hashable {
         self.firstRetryInterval = firstRetryInterval
         self.maximumRetryInterval = maximumRetryInterval
         self.probeSettle = probeSettle
-        self.releaseTimeout = releaseTimeout
     }
 }
 

@@ -36,12 +36,19 @@ public struct PowerEvent: Sendable, Hashable, CustomStringConvertible {
     public var seconds: Double?
     /// A sentence for people.
     public var detail: String
+    /// The mechanism power control chose, on `receiverIdentified` and `receiverUnknown` (nil: none), so no
+    /// reader has to find it in `detail`.
+    public var mechanism: PowerControl?
 
-    public init(_ kind: Kind, regime: ReceiverRegime? = nil, seconds: Double? = nil, detail: String) {
+    public init(
+        _ kind: Kind, regime: ReceiverRegime? = nil, seconds: Double? = nil, detail: String,
+        mechanism: PowerControl? = nil
+    ) {
         self.kind = kind
         self.regime = regime
         self.seconds = seconds
         self.detail = detail
+        self.mechanism = mechanism
     }
 
     public var description: String { "\(kind.rawValue): \(detail)" }

@@ -146,6 +146,43 @@ import Testing
             "\(statusLine)")
     }
 
+    /// A receiver with no power commands and no switch (plain NMEA, gpsd's NMEA0183 driver) under the car profile:
+    /// nothing can lower its current, so no saving is claimed, the watch is never released and re-taken (the
+    /// policy filters what it delivers and the receiver runs), and the journal gets a handful of regime lines,
+    /// not hundreds. Five minutes of the receiver's time at 10x.
+    @Test func aReceiverWithoutPowerControlRunsAndSavesNothing() async throws {
+        let run = try DaemonUnderTest(personality: .genericNMEA, model: Self.car, speed: 10)
+        try run.writeConfig(run.baseConfig(profile: "car"))
+        try run.start()
+        try await run.waitUntil("five minutes of the receiver's time", timeout: 90) { run.receiver.clock >= 300 }
+        try await Task.sleep(for: .milliseconds(1500))
+        let binary = try #require(DaemonUnderTest.executable)
+        let statusOut = run.folder + "/status.out"
+        let status = try ChildProcess(
+            executable: binary, arguments: ["status", "--runtime-dir", run.runtimeDirectory, "--json"],
+            standardOutput: statusOut)
+        #expect(status.waitForExit(timeout: 10) == 0)
+        let text = (try? String(contentsOfFile: statusOut, encoding: .utf8)) ?? ""
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let inner = try #require(object["status"] as? [String: Any], "\(text)")
+        #expect(inner["mechanism"] as? String == "closeDevice", "\(text)")
+        #expect(object["savingPercent"] as? Double == 0, "\(text)")
+        let plain = run.folder + "/status.txt"
+        let words = try ChildProcess(
+            executable: binary, arguments: ["status", "--runtime-dir", run.runtimeDirectory], standardOutput: plain)
+        #expect(words.waitForExit(timeout: 10) == 0)
+        let said = (try? String(contentsOfFile: plain, encoding: .utf8)) ?? ""
+        #expect(said.contains("no power control for this receiver: the policy filters, the receiver runs"), "\(said)")
+        #expect(said.contains("(0 % saved)"), "\(said)")
+        let (code, _) = try await run.terminate()
+        #expect(code == 0)
+        let log = run.stderr
+        let regimeLines = log.split(separator: "\n").filter { $0.hasPrefix("lodestar run: regime ") }
+        #expect(regimeLines.count <= 5, "\(regimeLines.count) regime changes:\n\(regimeLines.joined(separator: "\n"))")
+        #expect(!log.contains("released the device"), "\(log.prefix(2000))")
+        #expect(!run.locationTimestamps().isEmpty)
+    }
+
     @Test func statusReadsTheRunningServiceAndStateSurvivesARestart() async throws {
         let run = try DaemonUnderTest(model: Self.car, speed: 10)
         try run.writeConfig(run.baseConfig(profile: "car"))

@@ -94,6 +94,28 @@ private func close(_ value: Double, _ expected: Double) -> Bool { abs(value - ex
         #expect(close(ledger.charge(at: 200), ledger.alwaysOn(at: 200)))
     }
 
+    /// The profile's model has commands (UBX), but the receiver gpsd found has none: whatever "quiet" power
+    /// control saw (a released watch hears nothing), no saving is claimed, for any mechanism that cannot lower
+    /// the receiver's current.
+    @Test(arguments: [PowerControl.closeDevice, .sirf])
+    func aMechanismThatCannotPowerDownSavesNothing(mechanism: PowerControl) {
+        var ledger = EnergyLedger(model: model, start: 0)
+        ledger.record(PowerEvent(.receiverUnknown, detail: "NMEA0183", mechanism: mechanism), at: 1)
+        #expect(!ledger.mechanismSavesPower)
+        ledger.record(event(.regimeCommanded, .off), at: 10)
+        ledger.record(event(.quiet, .off), at: 11)
+        ledger.record(event(.regimeCommanded, .powerSave), at: 100)
+        ledger.record(event(.quiet, .standby), at: 150)
+        #expect(close(ledger.charge(at: 300), ledger.alwaysOn(at: 300)))
+        #expect(ledger.summary(at: 300).hasSuffix("(0 % saved)"))
+        // The same events from a receiver UBX powers down are a saving.
+        var commanded = EnergyLedger(model: model, start: 0)
+        commanded.record(PowerEvent(.receiverIdentified, detail: "u-blox", mechanism: .ubx), at: 1)
+        commanded.record(event(.regimeCommanded, .off), at: 10)
+        commanded.record(event(.quiet, .off), at: 11)
+        #expect(commanded.charge(at: 300) < commanded.alwaysOn(at: 300) / 2)
+    }
+
     @Test func eventsThatChangeNothingAndLateEvents() {
         var ledger = EnergyLedger(model: model, start: 0)
         ledger.record(event(.quiet, .standby), at: 100)

@@ -71,8 +71,10 @@ import Testing
         RegimeCase(level: .hundredMeters, receiver: .ublox8, first: .continuous, afterFix: .off),
         // MediaTek: standby (PMTK161); PMTK has no off a command can undo.
         RegimeCase(level: .kilometer, receiver: .mt3339, first: .continuous, afterFix: .standby),
-        RegimeCase(level: .threeKilometers, receiver: .genericNMEA, first: .continuous, afterFix: .off),
-        RegimeCase(level: .reduced, receiver: .genericNMEA, first: .continuous, afterFix: .off),
+        RegimeCase(level: .threeKilometers, receiver: .switchedNMEA, first: .continuous, afterFix: .off),
+        RegimeCase(level: .reduced, receiver: .switchedNMEA, first: .continuous, afterFix: .off),
+        // Without a switch nothing takes it down: the duty-cycled levels only filter what it delivers.
+        RegimeCase(level: .reduced, receiver: .genericNMEA, first: .continuous, afterFix: .continuous),
     ]
 
     @Test(arguments: regimeCases)
@@ -215,7 +217,7 @@ import Testing
         #expect(harness.policy.receiver.effectiveRegime(.off) == .standby)
         #expect(harness.policy.configuredReceiver.effectiveRegime(.off) == .off)
         // Regimes the receiver never supported stay out even when offered.
-        var generic = Harness(receiver: .genericNMEA)
+        var generic = Harness(receiver: .switchedNMEA)
         generic.send(.regimesOffered(Set(ReceiverRegime.allCases)), at: 0)
         #expect(generic.policy.receiver.reachableRegimes == [.continuous, .off])
     }

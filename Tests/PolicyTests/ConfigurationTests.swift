@@ -64,8 +64,12 @@ import Testing
     }
 
     @Test func receiverModelsFallBackToWhatTheyCanDo() {
-        #expect(ReceiverModel.genericNMEA.effectiveRegime(.standby) == .off)
-        #expect(ReceiverModel.genericNMEA.effectiveRegime(.powerSave) == .continuous)
+        #expect(ReceiverModel.switchedNMEA.effectiveRegime(.standby) == .off)
+        #expect(ReceiverModel.switchedNMEA.effectiveRegime(.powerSave) == .continuous)
+        // No commands and no switch: releasing the device powers nothing down, so every regime is continuous.
+        #expect(ReceiverModel.genericNMEA.reachableRegimes == [.continuous])
+        #expect(ReceiverModel.genericNMEA.effectiveRegime(.off) == .continuous)
+        #expect(ReceiverModel.genericNMEA.current(in: .off) == ReceiverModel.genericNMEA.current.tracking)
         #expect(ReceiverModel.ublox8.effectiveRegime(.powerSave) == .powerSave)
         var model = ReceiverModel.mt3339
         model.supportedRegimes.remove(.standby)
@@ -88,7 +92,8 @@ import Testing
     @Test func downRegimeIsTheCheaperForTheSleepAhead() {
         #expect(ReceiverModel.mt3339.cheaperDownRegime(forSleepOf: 600) == .standby)  // PMTK: no off
         #expect(ReceiverModel.ublox8.cheaperDownRegime(forSleepOf: 600) == .off)  // backup cell: off stays hot
-        #expect(ReceiverModel.genericNMEA.cheaperDownRegime(forSleepOf: 600) == .off)  // no standby at all
+        #expect(ReceiverModel.switchedNMEA.cheaperDownRegime(forSleepOf: 600) == .off)  // no standby at all
+        #expect(ReceiverModel.genericNMEA.cheaperDownRegime(forSleepOf: 600) == .continuous)  // no way down
         // Off by UBX is backup (RXM-PMREQ): the backup domain is kept, so a hot start at 22 µA beats standby.
         var ublox6 = ReceiverModel.ublox6
         ublox6.backupSupplyWhenOff = false
@@ -120,7 +125,7 @@ import Testing
         var ublox = ReceiverModel.ublox8  // standby by UBX keeps the backup domain without a cell
         ublox.backupSupplyWhenOff = false
         #expect(ublox.timeToFirstFix(afterDown: 60, in: .standby) == ublox.timeToFirstFix.hot)
-        // Released through gpsd, a receiver keeps running: hot when watched again.
-        #expect(ReceiverModel.genericNMEA.timeToFirstFix(afterDown: 1, in: .off) == ReceiverModel.genericNMEA.timeToFirstFix.hot)
+        // A switch off without a backup supply loses everything: cold.
+        #expect(ReceiverModel.switchedNMEA.timeToFirstFix(afterDown: 1, in: .off) == ReceiverModel.switchedNMEA.timeToFirstFix.cold)
     }
 }

@@ -37,7 +37,7 @@ struct Harness {
     /// Every action so far, with the instant it was returned at.
     var log: [(at: Instant, action: PolicyAction)] = []
 
-    init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA) {
+    init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .switchedNMEA) {
         driver = PolicyDriver(configuration: configuration, receiver: receiver)
     }
 
@@ -173,5 +173,15 @@ struct SplitMix: Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         z ^= z >> 31
         return Double(z >> 11) / Double(1 << 53)
+    }
+}
+
+extension ReceiverModel {
+    /// An NMEA receiver behind a power switch (a GPIO enable line): on or off, the simplest receiver the policy
+    /// can take down. `genericNMEA` alone, with no switch, is never taken down (releasing it saves nothing).
+    static var switchedNMEA: ReceiverModel {
+        var model = ReceiverModel.genericNMEA
+        model.powerControl = .gpio
+        return model
     }
 }

@@ -87,7 +87,7 @@ import Testing
 
     @Test func aNapThatCostsMoreThanStayingUpIsNotTaken() {
         // A receiver with no backup and no standby pays a warm start (32 s) after off: no nap fits 16 s.
-        var generic = Harness(configuration: Self.configuration(), receiver: .genericNMEA)
+        var generic = Harness(configuration: Self.configuration(), receiver: .switchedNMEA)
         generic.send(.startUpdates(Self.car), at: 0)
         #expect(generic.fix(makeFix(t: 1, accuracy: 5, speed: 2), at: 1).scheduled(.predictionWake) == nil)
         // Off drawing as much as tracking (a receiver behind a closed device that keeps running): never pays.

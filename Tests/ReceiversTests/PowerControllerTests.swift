@@ -424,40 +424,25 @@ struct ControllerScript {
         #expect(script.controller.achievedRegime == .continuous)
     }
 
-    @Test func releaseThroughGpsdSaysTheCurrentIsUnknown() {
+    /// A receiver with no commands and no switch is never taken down: releasing it through gpsd would leave it
+    /// powered, churn gpsd's device, and only look like a saving. An off request is refused with the reason.
+    @Test func aReceiverWithNoWayDownKeepsRunning() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
         script.send(
             .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
         #expect(script.controller.mechanism == .closeDevice)
-        #expect(script.offers == [[.continuous, .off]])
+        #expect(script.offers == [[.continuous]])
         script.output(path, from: 1, to: 10, fixFrom: 1)
         script.send(.regimeRequested(.off, reason: "paused"), at: 10)
-        #expect(script.others(since: 10) == [.releaseDevice])
-        #expect(script.events(.regimeCommanded).last?.detail.contains("unknown") == true)
-        script.advance(to: 20)
-        #expect(script.events(.quiet).first?.detail.contains("current is unknown") == true)
-        #expect(script.controller.achievedRegime == .off)
-
-        script.send(.regimeRequested(.continuous, reason: "moving"), at: 100)
-        #expect(script.others(since: 100) == [.watchDevice])
-        script.send(.deviceActivated(devicePath: path), at: 100.2)
-        script.output(path, from: 101, to: 104, fixFrom: 102)
-        #expect(script.events(.firstFixAfterWake).first?.seconds == 2)
-        #expect(script.events(.reapplied).isEmpty)
-    }
-
-    @Test func aReleaseHasGpsdsMinuteBeforeItCountsAsIneffective() {
-        let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
-        script.send(.regimeRequested(.off, reason: "paused"), at: 10)
-        script.output(path, from: 10.5, to: 90)
-        let noEffect = script.timedEvents(.noEffect)
-        #expect(noEffect.map(\.at) == [76.5])
-        #expect(noEffect.first?.event.detail.contains("another gpsd client") == true)
-        #expect(script.offers.last == [.continuous])
+        script.output(path, from: 10, to: 90, fixFrom: 10)
+        #expect(script.others(since: 10).isEmpty)
+        #expect(script.writes().isEmpty)
+        #expect(script.events(.regimeUnreachable).map(\.regime) == [.off])
+        #expect(script.events(.regimeUnreachable).first?.detail.contains("would power nothing down") == true)
+        #expect(script.events(.quiet).isEmpty)
+        #expect(script.events(.noEffect).isEmpty)
+        #expect(script.controller.achievedRegime == .continuous)
     }
 
     // MARK: Exit and unknown receivers
@@ -501,8 +486,10 @@ struct ControllerScript {
         #expect(unknown.count == 1)
         #expect(unknown.first?.detail.contains("Garmin NMEA") == true)
         #expect(unknown.first?.detail.contains("keeps it running") == true)
+        #expect(unknown.first?.detail.contains("no power control for this receiver") == true)
+        #expect(unknown.first?.mechanism == .closeDevice)
         #expect(script.events(.receiverIdentified).isEmpty)
-        #expect(script.offers == [[.continuous, .off]])
+        #expect(script.offers == [[.continuous]])
         #expect(script.writes().isEmpty)
         script.send(.regimeRequested(.powerSave, reason: "slow"), at: 5)
         #expect(script.events(.regimeUnreachable).map(\.regime) == [.powerSave])

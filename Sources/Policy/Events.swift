@@ -142,6 +142,9 @@ public enum PolicyEventKind: Sendable, Equatable {
     /// A duty-cycle wake, or a wake from a predictive nap, got its fix but the distance filter held it back:
     /// the receiver was powered up and nothing was delivered.
     case wakeDeliveredNothing
+    /// Fixes that agreed with each other moved the receiver's time by `offset` seconds (+ ahead), away from
+    /// what its earlier fixes and the monotonic clock predicted: taken as its new time (docs/contract.md §2).
+    case receiverTimeChanged(offset: Double)
 
     /// The name used in JSON output (`"kind"`).
     public var name: String {
@@ -156,6 +159,7 @@ public enum PolicyEventKind: Sendable, Equatable {
         case .receiverLost: "receiverLost"
         case .receiverBack: "receiverBack"
         case .wakeDeliveredNothing: "wakeDeliveredNothing"
+        case .receiverTimeChanged: "receiverTimeChanged"
         }
     }
 }
@@ -174,6 +178,11 @@ public enum DiscardReason: Sendable, Hashable {
     case inaccurate(accuracy: Double, limit: Double)
     /// Closer than `distanceFilter` to the last delivered location.
     case distanceFiltered(distance: Double, filter: Double)
+    /// More than `maximumAge` ahead of the time the receiver's recent fixes and the monotonic clock predict
+    /// (`offset` seconds), and not yet confirmed by fixes that agree with it: a bad date is not the newest.
+    case suspectTime(offset: Double)
+    /// Older than a fix already used (`behind` seconds): deliveries stay in time order.
+    case outOfOrder(behind: Double)
 }
 
 /// Inputs to the policy, each handed over with the instant it happened.

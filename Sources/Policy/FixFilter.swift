@@ -6,14 +6,39 @@ import GPSModel
     import Darwin
 #endif
 
-/// The checks of docs/contract.md §2 that hold for every consumer: mode, finite coordinates, staleness, duplicates.
-/// Accuracy is checked per consumer, because each has its own limit.
+/// The checks of docs/contract.md §2 that hold for every consumer: mode, finite coordinates, the receiver's
+/// time, order, duplicates. Accuracy is checked per consumer, because each has its own limit.
+///
+/// Time as receivers really give it (docs/contract.md §2): the newest fix's time, carried forward on the
+/// monotonic clock, predicts the next fix's. A fix more than `maximumAge` off that prediction either way is
+/// suspect: ahead, it is held as `suspectTime` (a GPS-week rollover, a garbage date after a cold start) and
+/// never becomes the newest, so one bad date cannot silence the track; behind, it is `stale` (a cached fix
+/// repeated after a wake). Only when `agreeingFixes` such fixes agree with each other, over at least
+/// `agreementSpan` of the monotonic clock (a burst of buffered fixes does not count), are they the
+/// receiver's new time, in either direction (a receiver whose clock gpsd now dates minutes back): the filter
+/// takes it and says so through `takeTimeChange()`. A fix older than the newest used is never used, so what
+/// is delivered is always in time order.
 struct FixFilter: Sendable {
     var maximumAge: Double
+    /// Fixes that must agree on a new time before it is taken.
+    static let agreeingFixes = 3
+    /// Monotonic seconds the agreeing fixes must span.
+    static let agreementSpan = 2.0
+    /// How far (seconds) an agreeing fix may be from the time the candidate predicts.
+    static let agreementTolerance = 5.0
+
     /// The newest fix's time and the monotonic instant it arrived. Extrapolating it on the monotonic clock
     /// gives "now" in receiver time without a wall clock, so a cached fix a receiver repeats after a power-up
     /// is seen as old even though it is the newest fix since the wake.
     private var newest: (time: UTCTime, at: Instant)?
+    /// The last location a previous run delivered (`restoreLastKnownLocation`): until the receiver's time is
+    /// known, nothing at or before it is used, so a restart never delivers out of order.
+    var floor: UTCTime?
+    /// Fixes off the prediction that agree with each other: the newest of them, when the first arrived, and
+    /// how many.
+    private var candidate: (time: UTCTime, at: Instant, first: Instant, count: Int)?
+    /// The offset (seconds) of a new time taken since the last `takeTimeChange()`.
+    private var timeChange: Double?
     /// Timestamps of recently admitted fixes (gpsd sends several reports per NMEA epoch).
     private var recent: [UTCTime] = []
     private static let recentCapacity = 16
@@ -22,21 +47,60 @@ struct FixFilter: Sendable {
         self.maximumAge = maximumAge
     }
 
-    /// nil when the fix may be used, else why not. An admitted fix becomes the newest if it is.
+    /// nil when the fix may be used, else why not. An admitted fix becomes the newest.
     mutating func admit(_ location: Location, now: Instant) -> DiscardReason? {
         guard location.fixMode >= .twoD else { return .noFix }
         guard location.latitude.isFinite, location.longitude.isFinite, abs(location.latitude) <= 90,
             abs(location.longitude) <= 180
         else { return .invalidCoordinate }
-        if recent.contains(location.timestamp) { return .duplicate }
-        if let newest {
-            let age = newest.time.interval(since: location.timestamp) + (now - newest.at)
-            if age > maximumAge { return .stale(age: age) }
+        let time = location.timestamp
+        if recent.contains(time) { return .duplicate }
+        // Seconds ahead (+) of or behind (−) the time the newest fix predicts; behind the floor before any.
+        let offset: Double? =
+            if let newest { time.interval(since: newest.time.adding(seconds: now - newest.at)) }
+            else if let floor, time <= floor { time.interval(since: floor) }
+            else { nil }
+        if let offset {
+            if offset > maximumAge || -offset > maximumAge || (newest == nil && offset <= 0) {
+                guard agrees(time, now: now) else {
+                    return offset > 0 ? .suspectTime(offset: offset) : .stale(age: -offset)
+                }
+                // Agreeing fixes: the receiver's time is now this.
+                timeChange = offset
+                recent = []
+            } else if let newest, time < newest.time {
+                candidate = nil
+                return .outOfOrder(behind: newest.time.interval(since: time))
+            } else {
+                candidate = nil
+            }
         }
-        if newest.map({ location.timestamp > $0.time }) ?? true { newest = (location.timestamp, now) }
-        recent.append(location.timestamp)
+        newest = (time, now)
+        recent.append(time)
         if recent.count > Self.recentCapacity { recent.removeFirst() }
         return nil
+    }
+
+    /// The offset (seconds, + ahead) of the new time the last admitted fixes made the filter take, once.
+    mutating func takeTimeChange() -> Double? {
+        defer { timeChange = nil }
+        return timeChange
+    }
+
+    /// Whether `time` agrees with the fixes held as suspect before it enough to be the receiver's time.
+    private mutating func agrees(_ time: UTCTime, now: Instant) -> Bool {
+        if let held = candidate, time > held.time,
+            abs(time.interval(since: held.time.adding(seconds: now - held.at))) <= Self.agreementTolerance
+        {
+            candidate = (time, now, held.first, held.count + 1)
+            if held.count + 1 >= Self.agreeingFixes, now - held.first >= Self.agreementSpan {
+                candidate = nil
+                return true
+            }
+            return false
+        }
+        candidate = (time, now, now, 1)
+        return false
     }
 
     /// The horizontal accuracy if it is a usable number; a non-finite or negative value counts as unknown.

@@ -27,6 +27,9 @@ public struct Policy: Sendable {
     /// The previous admitted fix and when it came, to estimate speed when a fix carries none.
     private var previousFix: (location: Location, at: Instant)?
     private var recentSpeed: Double?
+    /// Between `receiverLost` and `receiverBack` (gpsd down, the receiver unplugged): a wake that finds no fix
+    /// then says nothing about the sky, so it is not counted as a failure and no backoff grows from it.
+    private var receiverUnreachable = false
 
     // Scratch for one `handle` call.
     private var actions: [PolicyAction] = []
@@ -86,8 +89,10 @@ public struct Policy: Sendable {
         case .motionHint: motionHint(now: now)
         case .flush: flushDeferral()
         case .receiverLost(let detail):
+            receiverUnreachable = true
             emit(.receiverLost, detail.isEmpty ? "receiver lost" : detail)
         case .receiverBack:
+            receiverUnreachable = false
             emit(.receiverBack, "receiver back")
             // A receiver that was unplugged or whose gpsd restarted is in its power-on state: say again what
             // it should do.
@@ -100,6 +105,7 @@ public struct Policy: Sendable {
                 .map(\.rawValue).joined(separator: ", ")
         case .restoreLastKnownLocation(let location):
             if lastKnownLocation == nil { lastKnownLocation = location }
+            filter.floor = max(filter.floor ?? location.timestamp, location.timestamp)
         case .shutdown: shutdown()
         }
         reconcileRegime(now: now, force: forceRegime)
@@ -115,6 +121,13 @@ public struct Policy: Sendable {
         if let problem = filter.admit(location, now: now) {
             actions.append(.discard(location, problem))
             return
+        }
+        if let offset = filter.takeTimeChange() {
+            let way = offset > 0 ? "ahead" : "back"
+            emit(
+                .receiverTimeChanged(offset: offset),
+                "the receiver's time moved \(Words.duration(abs(offset))) \(way) of what its earlier fixes and the"
+                    + " monotonic clock predicted, and \(FixFilter.agreeingFixes) fixes agree: taken as its time")
         }
         noteSpeed(location, now: now)
         lastKnownLocation = location
@@ -479,14 +492,20 @@ public struct Policy: Sendable {
         }
         guard case .waking = state.phase, let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
         else { return }
-        state.failures += 1
+        if !receiverUnreachable { state.failures += 1 }
         let delay = max(backoff(base: rule.minimumInterval, failures: state.failures) - state.wakeExtra, 0)
         state.wakeExtra = 0
         state.phase = .sleeping
         acquisitionFailed(
-            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(state.wakeWait)) (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(delay))",
+            "no \(state.configuration.desiredAccuracy.rawValue) fix within \(Words.duration(state.wakeWait)) (\(failureWords(state.failures))); next attempt in \(Words.duration(delay))",
             retry: .dutyCycleWake, at: now + delay)
         updates = state
+    }
+
+    /// "3rd failure in a row", or why a wake without a fix did not count.
+    private func failureWords(_ failures: Int) -> String {
+        receiverUnreachable
+            ? "not counted: gpsd or the receiver is unreachable" : "\(Words.ordinal(failures)) failure in a row"
     }
 
     private func backoff(base: Double, failures: Int) -> Double {
@@ -567,16 +586,18 @@ public struct Policy: Sendable {
         let waited = pause.wait
         let extra = pause.extraWait
         pause.probing = false
-        pause.failures += 1
+        if !receiverUnreachable { pause.failures += 1 }
         // Failures back off like a duty cycle's (a receiver under a roof stays there a while); the interval
         // shrinks back to `maximumProbeInterval` at the next probe that finds a fix.
-        pause.probeInterval = max(
-            min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval),
-            backoff(base: rule.probeInterval, failures: pause.failures))
+        if !receiverUnreachable {
+            pause.probeInterval = max(
+                min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval),
+                backoff(base: rule.probeInterval, failures: pause.failures))
+        }
         state.phase = .paused(pause)
         updates = state
         acquisitionFailed(
-            "probe found no fix within \(Words.duration(waited)) (\(Words.ordinal(pause.failures)) failure in a row); next probe in \(Words.duration(pause.probeInterval))",
+            "probe found no fix within \(Words.duration(waited)) (\(failureWords(pause.failures))); next probe in \(Words.duration(pause.probeInterval))",
             retry: .probe, at: now + max(pause.probeInterval - extra, 0))
     }
 
@@ -650,8 +671,8 @@ public struct Policy: Sendable {
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
     private mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
         state.napWakeTimeout = nil
-        state.failures += 1
-        if state.failures == 1 { state.napWakeBase = waited }
+        if !receiverUnreachable { state.failures += 1 }
+        if state.failures <= 1 { state.napWakeBase = waited }
         // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.
         let sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
         state.wakeExtra = 0
@@ -659,7 +680,7 @@ public struct Policy: Sendable {
         let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
         state.detector.expectDark(from: now, until: now + sleep + firstFix)
         acquisitionFailed(
-            "no fix after a nap's wake (\(Words.ordinal(state.failures)) failure in a row); next attempt in \(Words.duration(sleep))",
+            "no fix after a nap's wake (\(failureWords(state.failures))); next attempt in \(Words.duration(sleep))",
             retry: .predictionWake, at: now + sleep)
     }
 
@@ -811,7 +832,7 @@ public struct Policy: Sendable {
     private mutating func significantChangeTimedOut(now: Instant) {
         guard var state = significantChange, state.waking else { return }
         state.waking = false
-        state.failures += 1
+        if !receiverUnreachable { state.failures += 1 }
         let delay = backoff(base: configuration.significantChange.wakeInterval, failures: state.failures)
         significantChange = state
         acquisitionFailed(

@@ -147,6 +147,24 @@ import Testing
         #expect(try #require(fix.scheduled(.dutyCycleWake)) == 226)
     }
 
+    /// While gpsd is down (or the receiver unplugged) a wake that finds no fix says nothing about the sky: the
+    /// backoff does not grow, and the detail says why; once the receiver is back, failures count again.
+    @Test func aWakeWhileTheReceiverIsUnreachableIsNotAFailure() throws {
+        var harness = Harness(receiver: .ublox8)
+        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .hundredMeters)), at: 0)
+        harness.send(.receiverLost("gpsd went away"), at: 10)
+        let first = harness.advance(to: 60)
+        #expect(first.events.first?.detail.contains("not counted: gpsd or the receiver is unreachable") == true)
+        #expect(harness.timers[.dutyCycleWake] == 75)  // 15 s, not doubled
+        let second = harness.advance(to: 135)  // wakes at 75, times out at 135
+        #expect(second.eventNames == ["acquisitionFailed"])
+        #expect(harness.timers[.dutyCycleWake] == 150)  // still 15 s
+        harness.send(.receiverBack, at: 140)
+        let third = harness.advance(to: 210)  // wakes at 150, times out at 210: counted now
+        #expect(third.events.first?.detail.contains("1st failure in a row") == true)
+        #expect(harness.timers[.dutyCycleWake] == 240)  // 15 s × 2
+    }
+
     @Test func nearestTenMetersDeliversTheBestOfTheWarmUpWhenNothingReachesTenMeters() {
         var harness = Harness()
         harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .nearestTenMeters)), at: 0)

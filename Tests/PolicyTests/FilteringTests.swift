@@ -36,8 +36,11 @@ import Testing
             name: "older than maximumAge relative to the newest fix",
             before: [makeFix(t: 0), makeFix(t: 40)], probe: makeFix(t: 5), at: 41, expected: .stale(age: 36)),
         Case(
-            name: "within maximumAge of the newest fix is kept",
-            before: [makeFix(t: 0), makeFix(t: 20)], probe: makeFix(t: 15), at: 21, expected: nil),
+            name: "older than the newest fix, even within maximumAge: deliveries stay in time order",
+            before: [makeFix(t: 0), makeFix(t: 20)], probe: makeFix(t: 15), at: 21, expected: .outOfOrder(behind: 5)),
+        Case(
+            name: "a year ahead of what the receiver's fixes predict is suspect",
+            probe: makeFix(t: 1 + 365 * 86400), expected: .suspectTime(offset: 365 * 86400)),
         Case(
             name: "worse than the best levels' 100 m", probe: makeFix(t: 1, accuracy: 150),
             expected: .inaccurate(accuracy: 150, limit: 100)),
@@ -109,5 +112,82 @@ import Testing
             }
         }
         #expect(delivered == 10)
+    }
+
+    // MARK: - Time as receivers give it
+
+    /// Fixes one a second from `from` (receiver time `from + shift`), sent at monotonic `from…`; returns the
+    /// actions of each.
+    private static func play(
+        _ harness: inout Harness, from: Int, count: Int, shift: Double = 0, north: Double = 0
+    ) -> [[PolicyAction]] {
+        (0..<count).map { index in
+            let t = Double(from + index)
+            return harness.fix(makeFix(t: t + shift, north: north), at: t)
+        }
+    }
+
+    private static func timeChanges(_ actions: [PolicyAction]) -> [Double] {
+        actions.compactMap { action in
+            if case .emit(.receiverTimeChanged(let offset), _) = action { return offset }
+            return nil
+        }
+    }
+
+    /// One fix a year ahead (a GPS-week rollover or a bad date) is held as suspect and does not silence the
+    /// track: the fixes after it are delivered as before.
+    @Test func oneFutureDatedFixDoesNotSilenceTheTrack() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .bestForNavigation)), at: 0)
+        _ = Self.play(&harness, from: 0, count: 10)
+        let ahead = harness.fix(makeFix(t: 10 + 365 * 86400), at: 10)
+        #expect(ahead.delivered.isEmpty)
+        #expect(ahead.discards.count == 1)
+        let after = Self.play(&harness, from: 11, count: 20).flatMap { $0 }
+        #expect(after.delivered.count == 20)
+        #expect(Self.timeChanges(after).isEmpty)
+    }
+
+    /// Rollover dates that agree with each other (1024 weeks back, as an old receiver dates itself) are the
+    /// receiver's time once three of them over two seconds agree: the time change is said, and the track goes
+    /// on in the new time. Either direction.
+    @Test(arguments: [-1024.0 * 7 * 86400, 9.0 * 60, -9.0 * 60, 365.0 * 86400])
+    func aConsistentJumpIsTakenAsTheNewTime(shift: Double) {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .bestForNavigation)), at: 0)
+        _ = Self.play(&harness, from: 0, count: 10)
+        let jumped = Self.play(&harness, from: 10, count: 10, shift: shift)
+        let all = jumped.flatMap { $0 }
+        #expect(Self.timeChanges(all).count == 1)
+        #expect(abs((Self.timeChanges(all).first ?? 0) - shift) < 1.5)
+        // The first fixes are held until three agree over two seconds, then every one is delivered.
+        #expect(jumped.prefix(2).allSatisfy { $0.delivered.isEmpty })
+        #expect(jumped.suffix(7).allSatisfy { $0.delivered.count == 1 })
+        let times = all.delivered.map(\.timestamp)
+        #expect(times == times.sorted())
+    }
+
+    /// A burst of buffered old fixes (a backlog gpsd hands on at once) is not a new time: it does not span two
+    /// seconds of the monotonic clock.
+    @Test func aBurstOfOldFixesIsNotANewTime() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .bestForNavigation)), at: 0)
+        _ = Self.play(&harness, from: 0, count: 100)
+        let burst = (0..<5).flatMap { index in harness.fix(makeFix(t: Double(10 + index)), at: 100 + Double(index) * 0.01) }
+        #expect(burst.delivered.isEmpty)
+        #expect(Self.timeChanges(burst).isEmpty)
+        #expect(Self.play(&harness, from: 101, count: 3).flatMap { $0 }.delivered.count == 3)
+    }
+
+    /// After a restart, a fix no newer than the last location the previous run delivered is not delivered
+    /// (the restored floor); newer fixes are.
+    @Test func aRestartNeverDeliversBeforeTheLastDelivered() {
+        var harness = Harness()
+        harness.send(.restoreLastKnownLocation(makeFix(t: 50)), at: 0)
+        harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .bestForNavigation)), at: 0)
+        let cached = harness.fix(makeFix(t: 45), at: 0)
+        #expect(cached.delivered.isEmpty)
+        let fresh = Self.play(&harness, from: 1, count: 3, shift: 50)
+        #expect(fresh.flatMap { $0 }.delivered.count == 3)
     }
 }

@@ -280,6 +280,8 @@ package enum RecordLine {
         case .requestFailed(let id, let error):
             object.add("request", integer: Int(clamping: id.rawValue))
             object.add("error", string: error.rawValue)
+        case .receiverTimeChanged(let offset):
+            object.add("offset", number: offset)
         case .resumed, .acquisitionFailed, .receiverLost, .receiverBack, .wakeDeliveredNothing:
             break
         }

@@ -75,6 +75,12 @@ struct ParsedArguments {
             if let excluded = option.excludes, isGiven(excluded) {
                 throw UsageError(message: "--\(option.name) cannot be combined with --\(excluded)")
             }
+            // A declared choice is the only value taken: a typo must not put a receiver in a state nobody
+            // asked for (swift-argument-parser refuses a value its `ExpressibleByArgument` type does not parse).
+            if !option.choices.isEmpty, let value = values[option.name], !option.choices.contains(value) {
+                throw UsageError(
+                    message: "'--\(option.name)' takes \(option.choices.joined(separator: "|")), not '\(value)'")
+            }
         }
     }
 

@@ -375,4 +375,32 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         let groff = try runProcess("/usr/bin/groff", ["-man", "-ww", "-z", file])
         #expect(groff.status == 0 && groff.errors.isEmpty, "groff: \(groff.errors)")
     }
+
+    /// Every command refuses a value its declaration does not list for an option with choices (exit 64, naming
+    /// the allowed values), and takes each value it lists.
+    @Test(arguments: allCommands().filter(\.subcommands.isEmpty).map(\.path))
+    func declaredChoicesAreEnforced(path: [String]) throws {
+        let declaration = try #require(allCommands().first { $0.path == path })
+        let operands = declaration.arguments.filter { !$0.isOptional }.map { _ in "operand" }
+        let required = declaration.options.filter(\.isRequired).flatMap { ["--\($0.name)", $0.choices.first ?? "1"] }
+        for option in declaration.options where !option.choices.isEmpty {
+            let needed = declaration.options.filter { $0.name == option.requires }
+                .flatMap { $0.takesValue ? ["--\($0.name)", $0.choices.first ?? "1"] : ["--\($0.name)"] }
+            for choice in option.choices {
+                #expect(throws: Never.self, "\(path) --\(option.name) \(choice)") {
+                    try declaration.parse(operands + required + needed + ["--\(option.name)", choice])
+                }
+            }
+            for bogus in ["bogus", (option.choices.first ?? "") + "x", String(option.choices.first?.dropLast() ?? "")] {
+                do {
+                    _ = try declaration.parse(operands + required + needed + ["--\(option.name)", bogus])
+                    Issue.record("\(path) --\(option.name) accepted '\(bogus)'")
+                } catch {
+                    #expect(error.message.contains(option.choices.joined(separator: "|")), "\(error.message)")
+                }
+            }
+            let (code, _, error) = run(path + operands + required + needed + ["--\(option.name)", "bogus"])
+            #expect(code == 64, "\(path) --\(option.name) bogus: \(error)")
+        }
+    }
 }

@@ -95,7 +95,10 @@ private func deadProcessID() throws -> Int32 {
         let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
         #expect(code == 0, "\(error)")
         let lines = output.split(separator: "\n").map(String.init)
-        #expect(lines.contains("store: /var/lib/lodestar/store.sqlite"), "\(output)")
+        #expect(
+            lines.contains(
+                "store: /var/lib/lodestar/store.sqlite; 0 unsent locations dropped when full, 0 lost (it could not "
+                    + "write them)"), "\(output)")
         #expect(
             lines.contains(
                 "upload owntracks: backing off, 37 waiting, last success 1 min ago; 900 sent over 12 connections; "

@@ -53,6 +53,7 @@ enum StatusCommand {
                 return .dataError
             case .unreadable, .unwritable:
                 context.say("lodestar status: cannot read the status: \(error)")
+                if let hint = ServiceFiles.permissionHint(for: file.path) { context.say("lodestar status: \(hint)") }
                 return .noInput
             }
         }

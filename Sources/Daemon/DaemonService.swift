@@ -359,7 +359,13 @@ public final class DaemonService {
                 state.lastLocation = location
                 state.lastNavigating = location.timestamp
             }
-        case .regime(let regime, let reason):
+        case .regime(var regime, var reason):
+            // Stopping, the policy lets go of the receiver ("off: shutting down"), but what the receiver is
+            // left in is the exit regime the stop already named: status, state and the log say that.
+            if run?.isShuttingDown == true {
+                regime = setup.profile.effectiveExitRegime
+                reason = "\(reason): left in the exit regime"
+            }
             status.regime = regime
             status.regimeReason = reason
             state.regime = regime

@@ -74,5 +74,12 @@ import Testing
         #expect(run.stderr.contains("writing again after"), "\(run.stderr.suffix(2000))")
         let (code, _) = try await run.terminate()
         #expect(code == 0)
+        // The stop names the regime the receiver is left in, and no later line says another.
+        let log = run.stderr
+        let stopping = try #require(log.range(of: "stopping: the receiver goes to "))
+        let exit = log[stopping.upperBound...].prefix { $0.isLetter }
+        let after = log[stopping.upperBound...].split(separator: "\n").dropFirst().filter { $0.contains("lodestar run: regime ") }
+        #expect(!exit.isEmpty)
+        for line in after { #expect(line.contains("regime \(exit): "), "\(line) after the stop to \(exit)") }
     }
 }

@@ -112,6 +112,19 @@ import Testing
         #expect(running.output.contains("WAL\n"), "\(running.output)")
         let count = running.output.split(separator: "\n").last.flatMap { Int($0) } ?? 0
         #expect(count >= 2, "both runs' events: \(running.output)")
+
+        // The service killed: its WAL and -shm stay, and the member reads the WAL's rows through them.
+        let crashed = sandbox.run(
+            """
+            \(service)
+            sleep 3
+            kill -KILL $service; wait $service
+            test -e \(state)/store.sqlite-wal && echo WAL
+            runuser -u reader -- \(lodestar) store export --store \(state)/store.sqlite | grep -c receiverLost
+            """)
+        #expect(crashed.output.contains("WAL\n"), "\(crashed.output)")
+        let afterCrash = crashed.output.split(separator: "\n").last.flatMap { Int($0) } ?? 0
+        #expect(afterCrash >= 3, "the three runs' events: \(crashed.output)")
     }
 
     @Test(.enabled(if: canRun)) func theInstallerTheUnitAndTheDocsAgree() throws {

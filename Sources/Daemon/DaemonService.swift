@@ -193,7 +193,9 @@ public final class DaemonService {
             }
             housekeeping()
         }
-        for output in outputs { output.close() }
+        for output in outputs {
+            for line in output.finish(t: t) { hooks.log("lodestar run: \(line)") }
+        }
         forwarder?.close(waitingAtMost: Self.uploadStopLimit)
         // The last status keeps what the outputs and the store lost.
         publish()
@@ -313,7 +315,7 @@ public final class DaemonService {
                 || new.clockRate != setup.clockRate
             if outputsChanged {
                 for output in outputs {
-                    output.close()
+                    for line in output.finish(t: t) { hooks.log("lodestar run: \(line)") }
                     clear("output \(output.name)")
                 }
                 if let problem = Self.prepareDirectories(new.configuration) { hooks.log("lodestar run: \(problem)") }

@@ -65,6 +65,17 @@ public final class OutputGuard {
 
     public func close() { output.close() }
 
+    /// Closes the output; a line with what it lost when it was still failing (it never wrote again, so the
+    /// journal has not had the count yet).
+    public func finish(t: Double) -> [String] {
+        output.close()
+        guard let failure else { return [] }
+        return [
+            "\(name): closed while failing for \(StatusText.duration(t - failedAt)); \(lostThisFailure) "
+                + "location\(lostThisFailure == 1 ? "" : "s") lost (\(failure))"
+        ]
+    }
+
     /// The next record is tried whatever the rest (a reload: the administrator may have mended the folder).
     public func retryNow() { retryAt = 0 }
 

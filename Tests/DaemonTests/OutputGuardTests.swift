@@ -59,6 +59,13 @@ import Glibc
         #expect(guarded.status == OutputStatus(name: "gpx /srv/track", failure: nil, lost: 120))
         let recovery = try? #require(lines.last { $0.contains("writing again") })
         #expect(recovery?.contains("120 locations lost") == true, "\(lines)")
+        #expect(guarded.finish(t: 201).isEmpty, "nothing more to say: it writes")
+
+        // Failing still at the stop: the count goes to the journal then.
+        let broken = OutputGuard(FlakyOutput())
+        for second in 0..<10 { _ = broken.write(.location(location(Int64(second))), now: now, t: Double(second)) }
+        let last = broken.finish(t: 10)
+        #expect(last.count == 1 && last[0].contains("closed while failing for 10 s; 10 locations lost"), "\(last)")
     }
 
     @Test func theSocketsNoticesReachTheLogWhenTheyHappen() throws {

@@ -142,7 +142,7 @@ let package = Package(
             name: "LodestarCLITests",
             dependencies: [
                 "LodestarCLI", "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "JSON", "GPSModel",
-                "SystemInterface", "LocationStore", "Forwarding",
+                "SystemInterface", "LocationStore", "Forwarding", "Daemon", "Receivers",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -24,9 +24,8 @@ public enum DaemonOutputs {
         if let socket = outputs.socket {
             let path = DaemonConfiguration.resolve(socket.path, under: configuration.runtimeDirectory)
             do throws(OutputFailure) {
-                let server = try LocationSocketServer(path: path, settings: socket)
-                for notice in server.takeNotices() { log("lodestar run: socket \(path): \(notice)") }
-                opened.append(server)
+                // Its notices (the group not set, a client dropped) are logged by the service as they come.
+                opened.append(try LocationSocketServer(path: path, settings: socket))
             } catch {
                 log("lodestar run: cannot open the locations socket: \(error); running without it")
             }

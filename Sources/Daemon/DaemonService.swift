@@ -70,11 +70,14 @@ public final class DaemonService {
 
     private var setup: DaemonSetup
     private var hooks: Hooks
-    private var outputs: [any TrackOutput] = []
+    private var outputs: [OutputGuard] = []
     /// The location store and its uploaders; nil without a store.
     private var forwarder: StoreForwarder?
-    /// Outputs whose last write failed, with the failure (logged once per change).
+    /// The status and state files whose last write failed, with the failure (logged once per change).
     private var failing: [String: String] = [:]
+    /// What is wrong now, oldest first, by what it is about: status shows the newest as its last error, and
+    /// each goes when its condition does (a reload that succeeds, an output written again, a fix).
+    private var problems: [(key: String, message: String, at: UTCTime)] = []
     private var run: ManagedRun?
     private let started = monotonicSeconds()
     private let startedAt = UTCTime.now()
@@ -149,7 +152,7 @@ public final class DaemonService {
                     + "\(savedState.regime?.rawValue ?? "an unknown regime"), \(savedState.fixesDelivered) locations over "
                     + "\(savedState.runs) earlier run\(savedState.runs == 1 ? "" : "s")")
         }
-        outputs = hooks.makeOutputs(setup.configuration)
+        outputs = hooks.makeOutputs(setup.configuration).map(OutputGuard.init)
         forwarder = makeForwarder(setup)
         hooks.log(
             "lodestar run: profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
@@ -190,11 +193,14 @@ public final class DaemonService {
             }
             housekeeping()
         }
-        for output in outputs { output.close() }
-        outputs = []
+        for output in outputs {
+            for line in output.finish(t: t) { hooks.log("lodestar run: \(line)") }
+        }
         forwarder?.close(waitingAtMost: Self.uploadStopLimit)
-        forwarder = nil
+        // The last status keeps what the outputs and the store lost.
         publish()
+        outputs = []
+        forwarder = nil
         save()
         if let stopSeen {
             let seconds = ((monotonicSeconds() - stopSeen) * 100).rounded() / 100
@@ -208,7 +214,7 @@ public final class DaemonService {
     private func housekeeping() {
         if let problem = run?.newCaptureFailure() {
             hooks.log("lodestar run: \(problem)")
-            note(error: problem)
+            note(error: problem, about: "capture")
         }
         let now = t
         if now >= nextStatus {
@@ -232,6 +238,9 @@ public final class DaemonService {
         status.updated = UTCTime.now()
         status.uploads = forwarder?.uploads ?? []
         status.storeDropped = forwarder?.dropped ?? 0
+        status.storeLost = forwarder?.lost ?? 0
+        if let problem = forwarder?.writeProblem { note(error: "store: \(problem)", about: "store") } else { clear("store") }
+        status.outputs = outputs.map(\.status)
         status.chargeMilliampHours = charge
         status.alwaysOnMilliampHours = alwaysOn
         state.chargeMilliampHours = savedState.chargeMilliampHours + charge
@@ -258,11 +267,12 @@ public final class DaemonService {
         guard failing[name] != reason else { return }
         failing[name] = reason
         hooks.log("lodestar run: cannot write the \(name) file: \(reason)")
-        note(error: reason)
+        note(error: reason, about: "file \(name)")
     }
 
     private func recoveredFile(_ name: String) {
         guard failing.removeValue(forKey: name) != nil else { return }
+        clear("file \(name)")
         hooks.log("lodestar run: the \(name) file is written again")
     }
 
@@ -279,9 +289,11 @@ public final class DaemonService {
         case .rejected(let problems):
             hooks.log("lodestar run: reload refused, the running config stays:")
             for problem in problems { hooks.log("  \(problem)") }
-            note(error: "reload refused: " + (problems.first ?? "invalid config"))
+            note(error: "reload refused: " + (problems.first ?? "invalid config"), about: "reload")
         case .accepted(let new):
             hooks.log("lodestar run: reloading: profile \(new.profile.name)")
+            // The config now running is valid: a refusal of an earlier one is no longer true.
+            clear("reload")
             notify(notifier.reloading())
             let old = run
             old?.shutDown()
@@ -302,10 +314,16 @@ public final class DaemonService {
                 || new.configuration.stateDirectory != setup.configuration.stateDirectory
                 || new.clockRate != setup.clockRate
             if outputsChanged {
-                for output in outputs { output.close() }
+                for output in outputs {
+                    for line in output.finish(t: t) { hooks.log("lodestar run: \(line)") }
+                    clear("output \(output.name)")
+                }
                 if let problem = Self.prepareDirectories(new.configuration) { hooks.log("lodestar run: \(problem)") }
-                outputs = hooks.makeOutputs(new.configuration)
+                outputs = hooks.makeOutputs(new.configuration).map(OutputGuard.init)
             }
+            // The old run's capture is closed; the new run has its own.
+            clear("capture")
+            for output in outputs { output.retryNow() }
             if forwardingChanged {
                 forwarder?.close(waitingAtMost: Self.uploadStopLimit)
                 forwarder = makeForwarder(new)
@@ -332,6 +350,8 @@ public final class DaemonService {
         switch update {
         case .locations(let locations):
             let coordinates = setup.configuration.coordinates
+            // A fix says the receiver is back and navigating.
+            if !locations.isEmpty { ["receiver", "acquisition", "wake"].forEach(clear) }
             for location in locations {
                 // Outputs get the configured datum; the state, the status and the store keep WGS-84.
                 write(.location(coordinates == .wgs84 ? location : location.converted(to: coordinates)), now: now)
@@ -341,7 +361,13 @@ public final class DaemonService {
                 state.lastLocation = location
                 state.lastNavigating = location.timestamp
             }
-        case .regime(let regime, let reason):
+        case .regime(var regime, var reason):
+            // Stopping, the policy lets go of the receiver ("off: shutting down"), but what the receiver is
+            // left in is the exit regime the stop already named: status, state and the log say that.
+            if run?.isShuttingDown == true {
+                regime = setup.profile.effectiveExitRegime
+                reason = "\(reason): left in the exit regime"
+            }
             status.regime = regime
             status.regimeReason = reason
             state.regime = regime
@@ -349,8 +375,8 @@ public final class DaemonService {
             write(.regime(regime, reason: reason, t: t, at: now), now: now)
         case .event(let kind, let detail):
             hooks.log("lodestar run: \(kind.name): \(detail)")
-            if case .receiverLost = kind { note(error: detail) }
-            if case .acquisitionFailed = kind { note(error: "no fix: \(detail)") }
+            if case .receiverLost = kind { note(error: detail, about: "receiver") }
+            if case .acquisitionFailed = kind { note(error: "no fix: \(detail)", about: "acquisition") }
             write(.event(kind, detail: detail, t: t, at: now), now: now)
         case .power(let event):
             if setup.power != nil { ledger.record(event, at: receiverSeconds) }
@@ -359,7 +385,10 @@ public final class DaemonService {
             case .receiverIdentified, .receiverUnknown:
                 status.receiver = event.detail
                 status.mechanism = event.mechanism?.rawValue ?? "none"
-            case .noEffect, .wakeFailed, .commandFailed: note(error: event.detail)
+            case .noEffect: note(error: event.detail, about: "sleep")
+            case .wakeFailed, .commandFailed: note(error: event.detail, about: "wake")
+            case .quiet: clear("sleep")
+            case .firstFixAfterWake: clear("wake")
             default: break
             }
             write(.power(event, t: t, at: now), now: now)
@@ -374,48 +403,52 @@ public final class DaemonService {
     private func finishCapture(of run: ManagedRun) {
         if let problem = run.finishCapture() {
             hooks.log("lodestar run: \(problem)")
-            note(error: problem)
+            note(error: problem, about: "capture")
         }
     }
 
-    private func note(error: String) {
-        status.lastError = error
-        status.lastErrorAt = UTCTime.now()
+    /// `error` is true now, about `key`; the status shows the newest problem still true.
+    private func note(error: String, about key: String) {
+        if let index = problems.firstIndex(where: { $0.key == key }) {
+            // The same condition, still there: its time stays when it began.
+            guard problems[index].message != error else { return }
+            problems.remove(at: index)
+        }
+        problems.append((key, error, UTCTime.now()))
+        showNewestProblem()
+    }
+
+    /// The condition about `key` is over.
+    private func clear(_ key: String) {
+        guard let index = problems.firstIndex(where: { $0.key == key }) else { return }
+        problems.remove(at: index)
+        showNewestProblem()
+    }
+
+    private func showNewestProblem() {
+        status.lastError = problems.last?.message
+        status.lastErrorAt = problems.last?.at
     }
 
     private func write(_ record: TrackRecord, now: UTCTime) {
-        for output in outputs {
-            do throws(OutputFailure) {
-                try output.write(record, now: now)
-                recovered(output)
-            } catch {
-                failed(output, error)
-            }
-        }
+        let t = self.t
+        for output in outputs { report(output.write(record, now: now, t: t), of: output) }
     }
 
     private func tickOutputs() {
         forwarder?.tick()
         let now = UTCTime.now()
-        for output in outputs {
-            do throws(OutputFailure) {
-                try output.tick(now: now)
-            } catch {
-                failed(output, error)
-            }
+        let t = self.t
+        for output in outputs { report(output.tick(now: now, t: t), of: output) }
+    }
+
+    private func report(_ lines: [String], of output: OutputGuard) {
+        for line in lines { hooks.log("lodestar run: \(line)") }
+        if let failure = output.failure {
+            note(error: "\(output.name): \(failure)", about: "output \(output.name)")
+        } else {
+            clear("output \(output.name)")
         }
-    }
-
-    private func failed(_ output: any TrackOutput, _ failure: OutputFailure) {
-        guard failing[output.name] != failure.description else { return }
-        failing[output.name] = failure.description
-        hooks.log("lodestar run: \(output.name): cannot write: \(failure)")
-        note(error: "\(output.name): \(failure)")
-    }
-
-    private func recovered(_ output: any TrackOutput) {
-        guard failing.removeValue(forKey: output.name) != nil else { return }
-        hooks.log("lodestar run: \(output.name): writing again")
     }
 
     // MARK: Set-up

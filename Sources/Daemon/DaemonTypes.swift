@@ -38,6 +38,14 @@ public protocol TrackOutput: AnyObject {
     func tick(now: UTCTime) throws(OutputFailure)
     /// Writes and syncs everything held, and closes (a GPX file is left complete).
     func close()
+    /// What happened since the last call that the journal should hear (the socket dropped a client that
+    /// stopped reading, its group does not exist); read after every write and tick, so it is logged when it
+    /// happens.
+    func takeNotices() -> [String]
+}
+
+extension TrackOutput {
+    public func takeNotices() -> [String] { [] }
 }
 
 /// What `lodestar status` shows: written by the running service to `status.json` in its runtime directory.
@@ -72,6 +80,10 @@ public struct DaemonStatus: Sendable, Equatable {
     /// The store's file, nil without a store, and the locations it dropped unsent because it was full.
     public var store: String?
     public var storeDropped: Int = 0
+    /// Locations the store could not write (a full disk, an I/O error): lost to the store and the uploads.
+    public var storeLost: Int = 0
+    /// Each output, whether it is failing now and how many locations it could not take since the start.
+    public var outputs: [OutputStatus] = []
 
     public init(
         pid: Int32, started: UTCTime, updated: UTCTime, profile: String, device: String? = nil,
@@ -97,6 +109,20 @@ public struct DaemonStatus: Sendable, Equatable {
         self.lastError = lastError
         self.lastErrorAt = lastErrorAt
         self.updateInterval = updateInterval
+    }
+}
+
+/// One output in the status: `gpx /var/lib/lodestar/track/gpx`, its failure while it lasts, and the
+/// locations it lost (failed or skipped while it backed off) since the service started.
+public struct OutputStatus: Sendable, Equatable {
+    public var name: String
+    public var failure: String?
+    public var lost: Int
+
+    public init(name: String, failure: String? = nil, lost: Int = 0) {
+        self.name = name
+        self.failure = failure
+        self.lost = lost
     }
 }
 

@@ -59,6 +59,18 @@ public struct StatusFile: Sendable {
         if let store = status.store {
             members.append(("store", .string(store)))
             members.append(("storeDropped", .number(Double(status.storeDropped))))
+            members.append(("storeLost", .number(Double(status.storeLost))))
+        }
+        if !status.outputs.isEmpty {
+            members.append(
+                ("outputs",
+                 .array(
+                    status.outputs.map { output in
+                        var members: [(key: String, value: JSONValue)] = [("name", .string(output.name))]
+                        if let failure = output.failure { members.append(("failure", .string(failure))) }
+                        members.append(("lost", .number(Double(output.lost))))
+                        return .object(members)
+                    })))
         }
         if !status.uploads.isEmpty { members.append(("uploads", .array(status.uploads.map(uploadValue)))) }
         return .object(members)
@@ -101,6 +113,20 @@ public struct StatusFile: Sendable {
         status.lastErrorAt = try fields.time("lastErrorAt")
         status.store = try fields.string("store")
         status.storeDropped = try fields.integer("storeDropped") ?? 0
+        status.storeLost = try fields.integer("storeLost") ?? 0
+        if let value = fields.value("outputs") {
+            guard case .array(let items) = value else { throw fields.damaged("outputs", "is \(value.typeName), not an array") }
+            for (index, item) in items.enumerated() {
+                guard case .object(let members) = item else {
+                    throw fields.damaged("outputs[\(index)]", "is \(item.typeName), not an object")
+                }
+                let output = JSONFields(members: members, path: path, prefix: "outputs[\(index)].")
+                status.outputs.append(
+                    OutputStatus(
+                        name: try output.requiredString("name"), failure: try output.string("failure"),
+                        lost: try output.integer("lost") ?? 0))
+            }
+        }
         if let value = fields.value("uploads") {
             guard case .array(let items) = value else { throw fields.damaged("uploads", "is \(value.typeName), not an array") }
             for (index, item) in items.enumerated() {
@@ -372,10 +398,12 @@ enum LocationJSON {
 
 /// How the service's figures read in `lodestar status`, log lines and systemd's STATUS=.
 public enum StatusText {
-    /// `12 s ago`, `3 min ago`, `2 h 5 min ago`, `3 d 4 h ago`; `just now` under a second (or a clock that
-    /// went back a little).
+    /// `12 s ago`, `3 min ago`, `2 h 5 min ago`, `3 d 4 h ago`; `just now` within a second either way; a time
+    /// ahead of the host's clock (a receiver dated in the future, a clock set back) is said as it is:
+    /// `9 min in the future`, never "just now".
     public static func ago(_ seconds: Double) -> String {
-        seconds < 1 ? "just now" : duration(seconds) + " ago"
+        if seconds <= -1 { return duration(-seconds) + " in the future" }
+        return seconds < 1 ? "just now" : duration(seconds) + " ago"
     }
 
     /// `12 s`, `3 min`, `2 h 5 min`, `3 d 4 h`: whole units, the two largest that matter.

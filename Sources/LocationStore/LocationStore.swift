@@ -145,7 +145,7 @@ public final class LocationStore {
         guard access(path, R_OK) == 0 else {
             throw StoreError(path: path, reason: "cannot be read: \(errnoText(errno))", kind: .unreadable)
         }
-        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        let connection = try SQLiteConnection(path: path, mode: Self.readingMode(path))
         try connection.execute(
             "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)", doing: "set the busy timeout")
         let version = try connection.integer("PRAGMA user_version", doing: "read the schema version")
@@ -155,6 +155,22 @@ public final class LocationStore {
         }
         try Self.checkIntegrity(connection)
         self.connection = connection
+    }
+
+    /// How a reader opens a store it may not write. A WAL database is read through its -shm file, which a
+    /// read-only connection must create when it is missing, and that needs a directory it may write: a member
+    /// of group lodestar may read /var/lib/lodestar but not write it, and got "attempt to write a readonly
+    /// database" with the service stopped (SQLite's wal.html, "Read-Only Databases"). No -wal file beside the
+    /// store means no connection has it open for writing (the service's last close checkpoints the WAL into
+    /// the file and deletes both), so the file alone is the whole database and is read as immutable: no
+    /// locks, no -shm. With a -wal the service runs (or died): the usual read-only opening, which reads the
+    /// WAL through the -shm the service keeps readable by the group. A service starting during an immutable
+    /// export writes into a new WAL the export does not see; the export is the store as it was when it began.
+    static func readingMode(_ path: String) -> SQLiteConnection.Mode {
+        var status = stat()
+        let hasWAL = stat(path + "-wal", &status) == 0
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        return !hasWAL && access(directory, W_OK) != 0 ? .immutable : .readOnly
     }
 
     deinit { close() }

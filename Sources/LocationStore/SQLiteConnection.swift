@@ -11,6 +11,8 @@ final class SQLiteConnection {
 
     enum Mode {
         case readOnly
+        /// Read-only, and no other process writes the file while it is open: no locks, no -shm (`immutable=1`).
+        case immutable
         case readWrite
         /// Read-write, creating the file when missing.
         case create
@@ -18,6 +20,7 @@ final class SQLiteConnection {
         var flags: Int32 {
             switch self {
             case .readOnly: SQLITE_OPEN_READONLY
+            case .immutable: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
             case .readWrite: SQLITE_OPEN_READWRITE
             case .create: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
             }
@@ -27,7 +30,8 @@ final class SQLiteConnection {
     init(path: String, mode: Mode) throws(StoreError) {
         self.path = path
         var opened: OpaquePointer?
-        let status = sqlite3_open_v2(path, &opened, mode.flags, nil)
+        let name = mode == .immutable ? Self.uri(path) + "?immutable=1" : path
+        let status = sqlite3_open_v2(name, &opened, mode.flags, nil)
         guard status == SQLITE_OK, let opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
             sqlite3_close_v2(opened)
@@ -39,6 +43,21 @@ final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// `file:` and the path with every byte a URI would read otherwise (`?`, `#`, `%`, spaces) escaped.
+    static func uri(_ path: String) -> String {
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-._~".utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes = Array("file:".utf8)
+        for byte in path.utf8 {
+            if plain.contains(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     func close() {
         for statement in cached.values { sqlite3_finalize(statement) }

@@ -53,7 +53,7 @@ enum EvaluationReport {
             let pauses = evaluation.events.count { $0.kind.name == "paused" }
             text += "<p class=\"verdict\">The receiver slept <b>\(number(downPercent, decimals: 1)) %</b> of the "
             text += "capture (\(sleeps.count) \(sleeps.count == 1 ? "sleep" : "sleeps"), \(pauses) of them "
-            text += "\(pauses == 1 ? "a pause" : "pauses"), the longest \(clock(longest)))"
+            text += "\(pauses == 1 ? "a pause" : "pauses"), the longest \(span(longest)))"
         } else {
             text += "<p class=\"verdict\">The receiver <b>never slept</b>: it was up the whole capture"
         }
@@ -210,6 +210,12 @@ enum EvaluationReport {
 
     /// Seconds since the capture's start as `+13 min 45 s` or `+1 h 02 min 05 s`: an offset, which `13:45`
     /// would not read as (it looks like a time of day).
+    /// How long something lasted, `1 min 36 s`: a duration has no sign (`clock` is a time from the start).
+    static func span(_ seconds: Double) -> String {
+        String(clock(seconds).dropFirst())
+    }
+
+    /// When something happened, from the start of the capture: `+1 min 05 s`.
     static func clock(_ seconds: Double) -> String {
         let total = seconds.isFinite ? Int(max(0, min(seconds, 1e9)).rounded()) : 0
         let hours = total / 3600
@@ -234,7 +240,7 @@ enum EvaluationReport {
         .legend li { display: flex; align-items: center; gap: 5px; }
         .track { fill: none; stroke-linecap: round; stroke-linejoin: round; }
         .tracking { stroke: #2563eb; stroke-width: 3; }
-        .powerSave { stroke: #0891b2; stroke-width: 3; }
+        .powerSave { stroke: #93c5fd; stroke-width: 3; }
         .acquiring { stroke: #f59e0b; stroke-width: 4.5; }
         .standby { stroke: #c026d3; stroke-width: 6; }
         .off { stroke: #059669; stroke-width: 6; }
@@ -242,7 +248,7 @@ enum EvaluationReport {
         .delivered { fill: none; stroke: #111827; stroke-width: 2.2; stroke-linecap: round; }
         .sleep { fill: #059669; fill-opacity: .22; stroke: #059669; stroke-width: 2; }
         .sleep.standby { fill: #c026d3; stroke: #c026d3; }
-        rect.tracking { fill: #2563eb; } rect.powerSave { fill: #0891b2; } rect.acquiring { fill: #f59e0b; }
+        rect.tracking { fill: #2563eb; } rect.powerSave { fill: #93c5fd; } rect.acquiring { fill: #f59e0b; }
         rect.standby { fill: #c026d3; } rect.off { fill: #059669; }
         rect.band { stroke: none; }
         .axis { stroke: #6b7280; stroke-width: 1; fill: none; }
@@ -254,6 +260,7 @@ enum EvaluationReport {
         .stale.over { stroke: #dc2626; stroke-width: 1.8; }
         .overdot { fill: none; stroke: #dc2626; stroke-width: 3; stroke-linecap: round; }
         .bound { stroke: #dc2626; stroke-width: 1.2; stroke-dasharray: 6 4; fill: none; }
+        .bound-label { fill: #dc2626; }
         .scale { stroke: #111827; stroke-width: 2; fill: none; }
         table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-nums; }
         th, td { padding: 3px 8px; border-bottom: 1px solid #e5e7eb; text-align: right; }
@@ -301,6 +308,9 @@ struct RegimeStyle {
 
 /// Point markers for events, drawn centred on (x, y).
 enum Marker {
+    /// The width of a pause or resume disc, its rim included.
+    static let diameter = 17.5
+
     static func pause(x: Double, y: Double) -> String {
         disc(x: x, y: y, fill: "#111827")
             + "<path d=\"M\(px(x - 2.5)),\(px(y - 4))v8M\(px(x + 2.5)),\(px(y - 4))v8\" "

@@ -117,10 +117,14 @@ struct Timeline {
         text += "<text x=\"8\" y=\"\(px(oracleY + 10))\" class=\"small\">oracle</text>\n"
         text += band(oracle.timeline, y: oracleY, height: oracleHeight, name: "oracle")
 
-        // Pauses and resumes just above the regime row.
+        // Pauses and resumes just above the regime row. A marker never covers the one before it (a resume a
+        // few seconds after its pause hid the pause): it moves right to the next free place, with a tick down
+        // to where it happened.
         let origin = start
+        var free = -Double.infinity
         for event in evaluation.events {
-            let ex = x(event.t)
+            let at = x(event.t)
+            let ex = max(at, free)
             let label = EvaluationReport.eventLabel(event, origin: origin)
             let marker: String
             switch event.kind.name {
@@ -128,8 +132,10 @@ struct Timeline {
             case "resumed": marker = Marker.resume(x: ex, y: markerY)
             default: continue
             }
+            free = ex + Marker.diameter + 1
+            let tick = ex > at ? "<path class=\"axis\" d=\"M\(px(at)),\(px(bandY))L\(px(ex)),\(px(markerY + 6))\"/>" : ""
             text += "<g class=\"event \(EvaluationReport.escape(event.kind.name))\"><title>"
-            text += "\(EvaluationReport.escape(label))</title>\(marker)</g>\n"
+            text += "\(EvaluationReport.escape(label))</title>\(tick)\(marker)</g>\n"
         }
 
         // Current: the mean in each pixel column, so the area is the charge.
@@ -186,8 +192,7 @@ struct Timeline {
         let ceiling = Self.niceCeiling(max(largest, evaluation.bound * 1.25))
         let staleY = { (value: Double) in staleTop + staleHeight * (1 - value / ceiling) }
         let boundY = staleY(evaluation.bound)
-        text += "<text x=\"8\" y=\"\(px(staleTop + staleHeight / 2 + 4))\" "
-        text += "class=\"label\">staleness m</text>\n"
+        text += "<text x=\"8\" y=\"\(px(staleTop - 6))\" class=\"label\">staleness m</text>\n"
         text += yLabel(ceiling, y: staleTop) + yLabel(0, y: staleTop + staleHeight)
         text += "<defs><clipPath id=\"under-bound\"><rect x=\"0\" y=\"\(px(boundY))\" "
         text += "width=\"900\" height=\"\(px(staleTop + staleHeight - boundY + 2))\"/></clipPath>"
@@ -215,8 +220,9 @@ struct Timeline {
         text += "<path class=\"bound\" d=\"M\(px(Self.left)),\(px(boundY))"
         text += "H\(px(Self.right))\"><title>staleness bound "
         text += "\(EvaluationReport.number(evaluation.bound, decimals: 0)) m</title></path>\n"
-        text += "<text x=\"\(px(Self.right - 4))\" y=\"\(px(boundY - 4))\" "
-        text += "text-anchor=\"end\" class=\"small\">bound "
+        // In the left margin, level with the bound: inside the chart the staleness line ran through it.
+        text += "<text x=\"\(px(Self.left - 6))\" y=\"\(px(boundY + 4))\" "
+        text += "text-anchor=\"end\" class=\"small bound-label\">bound "
         text += "\(EvaluationReport.number(evaluation.bound, decimals: 0)) m</text>\n"
 
         // The time axis.

@@ -105,7 +105,8 @@ enum ReceiverCommand {
             if let subtype = identity.subtype { lines.append("subtype: \(subtype)") }
             if let subtype1 = identity.subtype1 { lines.append("subtype1: \(subtype1)") }
             let identification = ReceiverIdentification(identity)
-            lines.append("model: \(identification.model?.name ?? "none built in") (\(identification.summary))")
+            lines.append(
+                modelLine(identification, given: parsed.string("model").flatMap(ReceiverModel.named) ?? .genericNMEA))
             lines.append(
                 "connection: \(parsed.string("connection") ?? ReceiverConnection(devicePath: identity.path).rawValue)")
             let commands = identification.commands.map(\.rawValue).sorted()
@@ -113,6 +114,13 @@ enum ReceiverCommand {
         }
         lines.append("regimes reachable: \(offered)")
         return write(lines, context: context)
+    }
+
+    /// The model the waits use, as the log names it: the one identified, else `given` (--model, generic-nmea
+    /// by default) with the note that none is built in for this receiver.
+    static func modelLine(_ identification: ReceiverIdentification, given: ReceiverModel) -> String {
+        if let model = identification.model { return "model: \(model.name) (\(identification.summary))" }
+        return "model: \(given.name), none built in for this receiver (\(identification.summary))"
     }
 
     static func sleep(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
@@ -126,7 +134,14 @@ enum ReceiverCommand {
         if let quiet = seen.events.last(where: { $0.event.kind == .quiet })?.event {
             return write(["\(quiet.regime?.rawValue ?? regime.rawValue): quiet after \(seconds(quiet.seconds))"], context: context)
         }
-        context.say("lodestar receiver sleep: the receiver did not go quiet within \(Int(timeout)) s")
+        // Power control gives up on a command it sees no effect of long before --timeout: say what it saw.
+        if let noEffect = seen.events.last(where: { $0.event.kind == .noEffect })?.event {
+            context.say(
+                "lodestar receiver sleep: the receiver did not go quiet: it kept running "
+                    + "\(seconds(noEffect.seconds)) after the \(regime.rawValue) command, and power control gave up")
+        } else {
+            context.say("lodestar receiver sleep: the receiver did not go quiet within \(Int(timeout)) s")
+        }
         return .unavailable
     }
 

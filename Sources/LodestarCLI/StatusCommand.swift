@@ -53,6 +53,7 @@ enum StatusCommand {
                 return .dataError
             case .unreadable, .unwritable:
                 context.say("lodestar status: cannot read the status: \(error)")
+                if let hint = ServiceFiles.permissionHint(for: file.path) { context.say("lodestar status: \(hint)") }
                 return .noInput
             }
         }
@@ -122,8 +123,13 @@ enum StatusCommand {
             "energy since start: "
                 + EnergyLedger.summary(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours))
         if let store = status.store {
-            let dropped = status.storeDropped == 0 ? "" : "; dropped \(status.storeDropped) unsent locations when full"
-            lines.append("store: \(store)\(dropped)")
+            var line = "store: \(store); \(status.storeDropped) unsent locations dropped when full"
+            line += ", \(status.storeLost) lost (it could not write them)"
+            lines.append(line)
+        }
+        for output in status.outputs {
+            let state = output.failure.map { "cannot write: \($0)" } ?? "writing"
+            lines.append("output \(output.name): \(state); \(output.lost) locations lost since start")
         }
         for upload in status.uploads {
             let success = upload.lastSuccess.map { "last success " + StatusText.ago(now.interval(since: $0)) } ?? "no success yet"

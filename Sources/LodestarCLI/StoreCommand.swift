@@ -38,7 +38,10 @@ enum StoreCommand {
             .value(
                 "since", "time",
                 help: "only locations (and events) at or after this UTC time, ISO 8601: 2026-12-01T08:00:00Z"),
-            .value("store", "file", help: "the store to read", default: defaultStorePath),
+            .value("store", "file", help: "the store to read (wins over --config)", default: defaultStorePath),
+            .value(
+                "config", "file",
+                help: "read the store where this config puts it: its store.path, under its stateDirectory"),
             .value(
                 "coordinates", "system", choices: ["wgs84", "gcj02"],
                 help: "the datum of the coordinates written: WGS 84 as received, or China's GCJ-02",
@@ -49,12 +52,36 @@ enum StoreCommand {
             .usageError,
             ExitStatusDeclaration(
                 .dataError, "the store is damaged, is not a store, or was written by a newer lodestar"),
-            ExitStatusDeclaration(.noInput, "the store does not exist or cannot be read"),
+            ExitStatusDeclaration(
+                .noInput, "the store (or the config of --config) does not exist or cannot be read, or the config has no store"),
+            ExitStatusDeclaration(.config, "the config of --config is not valid"),
             .outputNotWritten,
             ExitStatusDeclaration(.interrupted, "SIGINT: the output ends at the location said (documents closed)"),
             ExitStatusDeclaration(.terminated, "SIGTERM: the output ends at the location said (documents closed)"),
         ],
         body: export(_:context:))
+
+    struct ConfigFailure: Error {
+        var lines: [String]
+        var code: ExitCode
+    }
+
+    /// Where the config at `file` keeps its store: `store.path` resolved under `stateDirectory`.
+    static func storePath(config file: String) -> Result<String, ConfigFailure> {
+        let configuration: DaemonConfiguration
+        do throws(DaemonConfigurationError) {
+            configuration = try DaemonConfigurationReader.read(file: file).configuration
+        } catch {
+            switch error {
+            case .notFound, .unreadable: return .failure(ConfigFailure(lines: error.lines, code: .noInput))
+            default: return .failure(ConfigFailure(lines: error.lines, code: .config))
+            }
+        }
+        guard let store = configuration.store else {
+            return .failure(ConfigFailure(lines: ["\(file) has no store (\"store\" is null)"], code: .noInput))
+        }
+        return .success(DaemonConfiguration.resolve(store.path, under: configuration.stateDirectory))
+    }
 
     enum ExportFormat: String, CaseIterable {
         case jsonl, gpx, geojson
@@ -83,13 +110,23 @@ enum StoreCommand {
         guard let convert = try coordinateConversion(system) else {
             throw UsageError(message: "option '--coordinates' takes wgs84|gcj02, not '\(system)'")
         }
-        let path = parsed.string("store") ?? defaultStorePath
+        var path = defaultStorePath
+        if let config = parsed.string("config"), parsed.string("store") == nil {
+            switch storePath(config: config) {
+            case .success(let configured): path = configured
+            case .failure(let failure):
+                for line in failure.lines { context.say("\(name): \(line)") }
+                return failure.code
+            }
+        }
+        if let store = parsed.string("store") { path = store }
 
         let store: LocationStore
         do throws(StoreError) {
             store = try LocationStore(readingOnly: path)
         } catch {
             context.say("\(name): \(error)")
+            if error.kind != .missing, let hint = ServiceFiles.permissionHint(for: path) { context.say("\(name): \(hint)") }
             switch error.kind {
             case .missing, .unreadable, .failed: return .noInput
             case .damaged, .notAStore, .newerSchema: return .dataError

@@ -752,9 +752,10 @@ public struct PowerController: Sendable {
                     "the power switch did not cut the receiver's supply (wiring, the active-low setting, or a hub"
                     + " that does not switch its ports one by one)"
             default:
+                // gpsd's -b is a cause only while its command line is unknown: read and without -b, it is not.
                 cause =
-                    "gpsd started with -b (it drops every write without saying so), another program holding the"
-                    + " port, or the receiver ignored the command"
+                    (readOnlyGPSD == nil ? "gpsd started with -b (it drops every write without saying so), " : "")
+                    + "another program holding the port, or the receiver ignored the command"
             }
         }
         ineffective.insert(regime)

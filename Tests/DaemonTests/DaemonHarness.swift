@@ -104,12 +104,14 @@ final class DaemonUnderTest: @unchecked Sendable {
         try text.write(toFile: folder + "/profiles/\(name).json", atomically: true, encoding: .utf8)
     }
 
-    /// Starts `lodestar run --config FILE --clock-rate SPEED` and the receiver.
-    func start(environment: [String: String] = [:], startReceiver: Bool = true) throws {
+    /// Starts `lodestar run --config FILE --clock-rate SPEED` and the receiver. `wrapper` runs before it and
+    /// execs it (the binary and its arguments come last), keeping the process id.
+    func start(environment: [String: String] = [:], startReceiver: Bool = true, wrapper: [String] = []) throws {
         let binary = try #require(Self.executable, "build the lodestar executable first (swift build --build-tests)")
+        let command = wrapper + [binary, "run", "--config", configPath, "--clock-rate", String(speed)]
         process = try ChildProcess(
-            executable: binary,
-            arguments: ["run", "--config", configPath, "--clock-rate", String(speed)],
+            executable: command[0],
+            arguments: Array(command.dropFirst()),
             environment: environment, standardOutput: stdoutPath, standardError: stderrPath)
         if let processID = process?.processID {
             exitedAt.value.withLock { $0 = nil }

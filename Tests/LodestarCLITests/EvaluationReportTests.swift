@@ -112,6 +112,41 @@ private func externalReferences(_ html: String) -> [String] {
         #expect(html.utf8.count < 400_000, "\(html.utf8.count) bytes for a 3-hour drive")
     }
 
+    @Test func durationsLabelsMarkersAndColoursReadRight() throws {
+        let reno = try evaluation("garmin-drive-reno-tahoe-2h43m.nmea")
+        let html = EvaluationReport.html(reno, capture: "garmin-drive-reno-tahoe-2h43m.nmea", profile: "car")
+        // A duration has no offset sign.
+        #expect(EvaluationReport.span(96) == "1 min 36 s")
+        #expect(html.contains("the longest ") && !html.contains("the longest +"))
+        // The bound's label is in the left margin (the chart starts at x 110), where no line runs.
+        #expect(html.contains(#"<text x="104""#) && html.contains(#"class="small bound-label">bound 100 m</text>"#))
+        // The timeline's pause and resume discs (r 8, at y 12) never cover one another.
+        var centres: [Double] = []
+        var rest = Substring(html)
+        while let range = rest.range(of: #"<circle cx=""#) {
+            rest = rest[range.upperBound...]
+            guard let quote = rest.firstIndex(of: "\""), let x = Double(rest[..<quote]),
+                rest[quote...].hasPrefix(#"" cy="12" r="8""#)
+            else { continue }
+            centres.append(x)
+        }
+        try #require(centres.count >= 2, "no pause or resume on the timeline")
+        for (left, right) in zip(centres, centres.dropFirst()) { #expect(right - left >= 17, "\(left) and \(right)") }
+        // Tracking and power save are told apart at a glance: far apart in RGB.
+        func colour(_ selector: String) -> [Double] {
+            guard let range = html.range(of: "\(selector) { stroke: #") else { return [] }
+            let hex = html[range.upperBound...].prefix(6)
+            return stride(from: 0, to: 6, by: 2).compactMap { offset in
+                let start = hex.index(hex.startIndex, offsetBy: offset)
+                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16).map(Double.init)
+            }
+        }
+        let tracking = colour(".tracking"), powerSave = colour(".powerSave")
+        try #require(tracking.count == 3 && powerSave.count == 3)
+        let distance = zip(tracking, powerSave).map { ($0 - $1) * ($0 - $1) }.reduce(0, +).squareRoot()
+        #expect(distance > 120, "tracking \(tracking) and power save \(powerSave) are \(distance) apart")
+    }
+
     @Test func textIsEscaped() throws {
         #expect(EvaluationReport.escape("<a href='x'>\"Tom\" & Jerry</a>")
             == "&lt;a href=&#39;x&#39;&gt;&quot;Tom&quot; &amp; Jerry&lt;/a&gt;")

@@ -92,6 +92,29 @@ import Testing
         #expect(output.contains("regimes reachable: continuous, powerSave, standby"), "\(output)")
     }
 
+    @Test func sleepOnAReceiverThatIgnoresItSaysWhatPowerControlSaw() throws {
+        let (gpsd, receiver) = try PrivateGPSD.startReading(
+            { try Self.receiver(seconds: 120) }, terminal: \.terminal, discard: { $0.stop() })
+        let terminal = try #require(receiver.terminal)
+        defer {
+            receiver.stop()
+            gpsd.stop()
+        }
+        receiver.faults = EmulatedReceiver.Faults(ignoresCommands: true)
+        receiver.start()
+        let (code, _, error) = run([
+            "receiver", "sleep", "--port", String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
+            "--timeout", "40",
+        ])
+        #expect(code == 69, "\(error)")
+        // Power control gave up after its own deadline: the last line says that, not "within 40 s".
+        let last = error.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last.contains("did not go quiet: it kept running") && last.contains("after the standby command"), "\(error)")
+        #expect(!error.contains("within 40 s"), "\(error)")
+        // This gpsd's command line is read and has no -b: -b is not blamed.
+        #expect(!error.contains("started with -b"), "\(error)")
+    }
+
     @Test func noGPSDIsUnavailable() throws {
         let port = try freeLoopbackPort()
         let (code, _, error) = run(["receiver", "identify", "--port", String(port), "--timeout", "1"])

@@ -19,7 +19,7 @@ private final class RuntimeDirectory {
 
     /// A status written `updatedAgo` seconds ago by `pid`, started an hour and a half ago, its last fix
     /// 3 min 20 s ago.
-    func writeStatus(pid: Int32, updatedAgo: Double = 0, lastError: Bool = true) throws {
+    func writeStatus(pid: Int32, updatedAgo: Double = 0, lastError: Bool = true, fixAgo: Double = 200) throws {
         let now = Date()
         let error =
             lastError
@@ -31,8 +31,8 @@ private final class RuntimeDirectory {
               "pid": \(pid), "started": "\(iso(now - 5400))", "updated": "\(iso(now - updatedAgo))",
               "updateInterval": 5, "profile": "car", "device": "/dev/ttyACM0", "receiver": "u-blox 8 (UBX)",
               "mechanism": "ubx", "regime": "standby", "regimeReason": "stopped for 5 min",
-              "lastFix": "\(iso(now - 200))",
-              "lastLocation": {"timestamp": "\(iso(now - 200))", "latitude": 48.8583701, "longitude": -2.2944813,
+              "lastFix": "\(iso(now - fixAgo))",
+              "lastLocation": {"timestamp": "\(iso(now - fixAgo))", "latitude": 48.8583701, "longitude": -2.2944813,
                                "horizontalAccuracy": 4.2, "fixMode": "3d"},
               "fixesDelivered": 1234, \(error)
               "chargeMilliampHours": 0.42, "alwaysOnMilliampHours": 1.73
@@ -58,6 +58,15 @@ private func deadProcessID() throws -> Int32 {
 }
 
 @Suite struct StatusCommandTests {
+    @Test func aFixDatedAheadOfTheClockIsInTheFutureNotJustNow() throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.writeStatus(pid: getpid(), fixAgo: -545)
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 0, "\(error)")
+        #expect(output.contains("last fix: 9 min in the future, "), "\(output)")
+        #expect(!output.contains("just now"), "\(output)")
+    }
+
     @Test func aRunningServiceIsDescribedLineByLine() throws {
         let runtime = try RuntimeDirectory()
         try runtime.writeStatus(pid: getpid())
@@ -95,7 +104,10 @@ private func deadProcessID() throws -> Int32 {
         let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
         #expect(code == 0, "\(error)")
         let lines = output.split(separator: "\n").map(String.init)
-        #expect(lines.contains("store: /var/lib/lodestar/store.sqlite"), "\(output)")
+        #expect(
+            lines.contains(
+                "store: /var/lib/lodestar/store.sqlite; 0 unsent locations dropped when full, 0 lost (it could not "
+                    + "write them)"), "\(output)")
         #expect(
             lines.contains(
                 "upload owntracks: backing off, 37 waiting, last success 1 min ago; 900 sent over 12 connections; "

@@ -74,7 +74,8 @@ public final class LocationSocketServer: TrackOutput {
 
     deinit { close() }
 
-    /// Drops and clears what happened to clients since the last call (a slow client dropped), for the log.
+    /// Drops and clears what happened since the last call (a slow client dropped, the group not set), for the
+    /// log.
     public func takeNotices() -> [String] {
         defer { notices.removeAll() }
         return notices
@@ -143,12 +144,18 @@ public final class LocationSocketServer: TrackOutput {
 
     private func setGroup(_ group: String) {
         guard let entry = getgrnam(group) else {
-            warnings.append("\(path): group \(group) does not exist; the socket keeps the service's group")
+            warn("group \(group) does not exist; the socket keeps the service's group")
             return
         }
         if chown(path, uid_t.max, entry.pointee.gr_gid) != 0 {
-            warnings.append("\(path): cannot give the socket to group \(group): \(errnoText(errno))")
+            warn("cannot give the socket to group \(group): \(errnoText(errno))")
         }
+    }
+
+    /// A warning is also a notice, so the service's log says it (it reads notices after every write).
+    private func warn(_ text: String) {
+        warnings.append("\(path): \(text)")
+        notices.append(text)
     }
 
     private func closeListener() {
@@ -201,7 +208,7 @@ public final class LocationSocketServer: TrackOutput {
         }
         let limit = Self.clientBufferLimit / 1024
         for index in slow {
-            notices.append("\(path): client \(clients[index].number) dropped: it stopped reading (\(limit) KiB unsent)")
+            notices.append("client \(clients[index].number) dropped: it stopped reading (\(limit) KiB unsent)")
         }
         drop(gone + slow)
     }

@@ -21,7 +21,10 @@ final class StoreForwarder {
     /// A `deferredFinished` event comes just before its batch (Core Location's order).
     private var deferralEnded = false
     private var asleep: Bool?
-    private var writeProblem: String?
+    /// Why the store cannot be written now, nil while it can.
+    private(set) var writeProblem: String?
+    /// Locations the store could not write (a full disk): they reach no uploader.
+    private(set) var lost = 0
     private var nextBounds = 0.0
     private(set) var dropped = 0
 
@@ -126,6 +129,7 @@ final class StoreForwarder {
             recovered()
             post(.stored(count: stored.count, reason: reason))
         } catch {
+            lost += fresh.count
             failed(error)
         }
     }
@@ -145,13 +149,15 @@ final class StoreForwarder {
     private func failed(_ error: StoreError) {
         guard writeProblem != error.description else { return }
         writeProblem = error.description
-        log("lodestar run: cannot write to the store: \(error); the other outputs go on")
+        log(
+            "lodestar run: cannot write to the store: \(error); the other outputs go on, and status counts the "
+                + "locations it loses")
     }
 
     private func recovered() {
         guard writeProblem != nil else { return }
         writeProblem = nil
-        log("lodestar run: the store is written again")
+        log("lodestar run: the store is written again (\(lost) location\(lost == 1 ? "" : "s") lost since start)")
     }
 
     /// About once a second: the uploaders' log lines, and the bounds every minute of the service's clock.

@@ -102,24 +102,33 @@ public struct LoadedDaemonConfiguration: Sendable {
 
 /// Reads `lodestar run`'s config: a file, or the defaults, plus overrides, checked completely.
 public enum DaemonConfigurationReader {
+    /// The largest config file read: a full config is a few KiB, and reading no more keeps /dev/zero or a
+    /// runaway file from taking the memory (the file is then an invalid config, 78).
+    public static let sizeLimit = 1 << 20
+
     /// Reads and checks `file` with `overrides` applied, and loads its profile.
+    /// `shouldStop` is asked while a config that is a FIFO or device is waited on (and its profile read).
     public static func read(
-        file: String, overrides: [DaemonConfigurationOverride] = []
+        file: String, overrides: [DaemonConfigurationOverride] = [],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(DaemonConfigurationError) -> LoadedDaemonConfiguration {
         let bytes: [UInt8]
         do throws(SystemError) {
-            bytes = try readWholeFile(file)
+            bytes = try readWholeFile(file, limit: sizeLimit, what: "a config", shouldStop: shouldStop)
         } catch {
             if error.code == ENOENT { throw .notFound(file: file) }
-            let reason = strerror(error.code).map { String(cString: $0) } ?? "errno \(error.code)"
-            throw .unreadable(file: file, reason: reason)
+            if error.isTooLarge {
+                throw .invalid(file: file, problems: [DaemonConfigurationProblem(keyPath: "", message: error.reason)])
+            }
+            throw .unreadable(file: file, reason: error.reason)
         }
-        return try parse(bytes, file: file, overrides: overrides)
+        return try parse(bytes, file: file, overrides: overrides, shouldStop: shouldStop)
     }
 
     /// Checks a config document; `file` names it in problems.
     public static func parse(
-        _ bytes: [UInt8], file: String, overrides: [DaemonConfigurationOverride] = []
+        _ bytes: [UInt8], file: String, overrides: [DaemonConfigurationOverride] = [],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(DaemonConfigurationError) -> LoadedDaemonConfiguration {
         let document: JSONValue
         do throws(JSONSyntaxError) {
@@ -127,7 +136,7 @@ public enum DaemonConfigurationReader {
         } catch {
             throw .notJSON(file: file, line: error.line, column: error.column, message: error.message)
         }
-        return try check(document, file: file, overrides: overrides)
+        return try check(document, file: file, overrides: overrides, shouldStop: shouldStop)
     }
 
     /// The defaults with `overrides` applied (no file).
@@ -138,7 +147,8 @@ public enum DaemonConfigurationReader {
     }
 
     private static func check(
-        _ document: JSONValue, file: String?, overrides: [DaemonConfigurationOverride]
+        _ document: JSONValue, file: String?, overrides: [DaemonConfigurationOverride],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(DaemonConfigurationError) -> LoadedDaemonConfiguration {
         let original = document
         var document = document
@@ -151,7 +161,7 @@ public enum DaemonConfigurationReader {
         var profile: Profile?
         if !walker.problems.contains(where: { $0.keyPath == "profile" || $0.keyPath == "profileDirectory" }) {
             do throws(ProfileError) {
-                profile = try ProfileStore(directory: configuration.profileDirectory)
+                profile = try ProfileStore(directory: configuration.profileDirectory).stopping(when: shouldStop)
                     .load(nameOrPath: configuration.profile)
             } catch {
                 walker.problems.append(profileProblem(error, name: configuration.profile))

@@ -34,9 +34,12 @@ enum RunCommand {
             ExitStatusDeclaration(.noInput, "the config file given with --config is missing or cannot be read"),
             ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) cannot be used"),
             ExitStatusDeclaration(.cannotCreate, "the state or runtime directory cannot be made or written"),
-            ExitStatusDeclaration(.config, "the config or its profile is not valid: every problem with its key path"),
+            ExitStatusDeclaration(
+                .config, "the config or its profile is not valid (or larger than 1 MiB): every problem with its key path"),
             ExitStatusDeclaration(
                 .ioError, "--help could not be written (a stdout output that fails while running is logged instead)"),
+            ExitStatusDeclaration(.interrupted, "SIGINT while the config (a FIFO or device) was still being read"),
+            ExitStatusDeclaration(.terminated, "SIGTERM while the config (a FIFO or device) was still being read"),
         ],
         body: run(_:context:))
 

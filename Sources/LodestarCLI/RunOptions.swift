@@ -140,7 +140,8 @@ enum RunOptions {
     static func configuration(
         _ parsed: ParsedArguments, context: CommandContext, command: String = "run"
     ) throws(UsageError) -> Result<LoadedRunConfiguration, RunConfigurationFailure> {
-        let source = try RunConfigurationSource(parsed)
+        var source = try RunConfigurationSource(parsed)
+        source.shouldStop = context.shouldStop
         if source.usesDefaultFile, access(source.file, F_OK) != 0 {
             context.say("lodestar \(command): no config file at \(source.file); using the defaults (docs/config.md)")
         }
@@ -154,6 +155,11 @@ enum RunOptions {
     /// Says every line of `error` on stderr and a closing line; the exit status it calls for.
     @discardableResult
     static func report(_ error: DaemonConfigurationError, command: String, context: CommandContext) -> ExitCode {
+        // A FIFO or device that was waited on until SIGINT/SIGTERM: the documented stop code, not "unreadable".
+        if case .unreadable(let file, _) = error, context.shouldStop() {
+            context.say("lodestar \(command): stopped by \(context.stopName) while reading \(file)")
+            return context.stopCode
+        }
         for line in error.lines { context.say(line) }
         switch error {
         case .notFound, .unreadable:
@@ -181,6 +187,8 @@ struct RunConfigurationSource: Sendable {
     /// No `--config`: a missing file means the defaults rather than an error.
     var usesDefaultFile: Bool
     var overrides: [DaemonConfigurationOverride]
+    /// The command's stop, asked while a config that is a FIFO or device is waited on.
+    var shouldStop: @Sendable () -> Bool = { false }
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         file = parsed.string("config") ?? DaemonConfiguration.defaultPath
@@ -202,7 +210,7 @@ struct RunConfigurationSource: Sendable {
             if usesDefaultFile, access(file, F_OK) != 0 {
                 loaded = try DaemonConfigurationReader.defaults(overrides: overrides)
             } else {
-                loaded = try DaemonConfigurationReader.read(file: file, overrides: overrides)
+                loaded = try DaemonConfigurationReader.read(file: file, overrides: overrides, shouldStop: shouldStop)
             }
             return .success(LoadedRunConfiguration(loaded: loaded, source: self))
         } catch {

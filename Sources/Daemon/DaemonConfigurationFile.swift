@@ -635,8 +635,23 @@ private struct ConfigurationWalker {
         case name, path, absolutePath, host, chip, group, topicLevel, trackerID, url, text
 
         /// Why `text` is not one, nil when it is.
+        /// The longest text of this kind, in UTF-8 bytes: a DNS name's 253, PATH_MAX for paths, and 1024 for
+        /// the rest, so a 10 MB value is refused rather than carried into every log line and status file.
+        var maximumLength: Int {
+            switch self {
+            case .host: 253
+            case .path, .absolutePath, .name, .chip: 4096
+            case .url: 2048
+            case .group: 32
+            case .topicLevel, .trackerID, .text: 1024
+            }
+        }
+
         func problem(_ text: String) -> String? {
             if text.isEmpty { return "is empty (allowed: \(allowed))" }
+            if text.utf8.count > maximumLength {
+                return "is \(text.utf8.count) bytes long, more than \(maximumLength) (allowed: \(allowed))"
+            }
             if text.contains("\0") { return "contains a NUL character (allowed: \(allowed))" }
             switch self {
             case .name, .path, .text:
@@ -644,7 +659,7 @@ private struct ConfigurationWalker {
             case .absolutePath:
                 return text.hasPrefix("/") ? nil : "'\(text)' is not an absolute path (allowed: \(allowed))"
             case .host:
-                return text.contains(where: \.isWhitespace) ? "'\(text)' is not a host name (allowed: \(allowed))" : nil
+                return Self.isHost(text) ? nil : "'\(text)' is not a host name (allowed: \(allowed))"
             case .chip:
                 return text.hasPrefix("/") || (text.hasPrefix("gpiochip") && Int(text.dropFirst(8)) != nil)
                     ? nil : "'\(text)' is not a GPIO chip (allowed: \(allowed))"
@@ -664,12 +679,28 @@ private struct ConfigurationWalker {
             }
         }
 
+        /// A DNS name (letters, digits, '-', '_', '.'), an IPv4 address, or an IPv6 address without brackets
+        /// (hex digits, ':' and '.', an optional %zone): what getaddrinfo takes for gpsd or a broker.
+        static func isHost(_ text: String) -> Bool {
+            if text.contains(":") {
+                // An IPv6 address as inet_pton reads it, after an optional %zone (an interface name).
+                let pieces = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+                if pieces.count == 2, pieces[1].isEmpty || !pieces[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
+                    return false
+                }
+                var address = in6_addr()
+                return inet_pton(AF_INET6, String(pieces[0]), &address) == 1
+            }
+            return !text.hasPrefix("-") && !text.hasPrefix(".")
+                && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+        }
+
         var allowed: String {
             switch self {
             case .name: "a profile's name or file"
             case .path: "a file path; a relative one is under its directory"
             case .absolutePath: "a path that starts with '/'"
-            case .host: "a host name or address"
+            case .host: "a host name or address, at most 253 characters; an IPv6 address without brackets"
             case .chip: "gpiochipN, or a path such as /dev/gpiochip0"
             case .group: "a group name (letters, digits, '-', '_', '.'), or null"
             case .topicLevel: "a name without '/', '+' or '#'"

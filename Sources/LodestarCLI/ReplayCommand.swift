@@ -288,6 +288,9 @@ final class CaptureStream {
 
 /// `lodestar replay`: a capture (or raw log) back through the pipeline, as `watch` would have printed it.
 enum ReplayCommand {
+    /// --speed n: below 0.01 a replay never gets anywhere (1e-300 waited forever); above 1e6 it is `max`.
+    static let speedRange = 0.01...1_000_000.0
+
     static let declaration = CommandDeclaration(
         path: ["replay"],
         abstract: "replay a capture or raw log and print its locations",
@@ -300,7 +303,7 @@ enum ReplayCommand {
         options: [
             .value(
                 "speed", "n|max",
-                help: "n times real time, or max: as fast as possible (paces the replay without --profile)",
+                help: "n times real time (0.01 to 1000000), or max: as fast as possible (paces the replay without --profile)",
                 default: "max"),
             .value(
                 "format", "format", choices: LocationFormat.allCases.map(\.rawValue),
@@ -370,7 +373,7 @@ enum ReplayCommand {
         let evaluate = parsed.flags.contains("evaluate")
         let evaluationJSON = parsed.flags.contains("json")
         let reportPath = parsed.string("report")
-        let speed = try parsed.string("speed") == "max" ? nil : parsed.positiveNumber("speed")
+        let speed = try parsed.string("speed") == "max" ? nil : parsed.positiveNumber("speed", in: ReplayCommand.speedRange)
 
         var profile: Profile?
         if let profileName {

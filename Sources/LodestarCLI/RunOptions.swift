@@ -96,22 +96,26 @@ enum RunOptions {
     }
 
     /// `host`, `host:port`, `[v6-address]` or `[v6-address]:port`.
+    /// `host`, `host:port`, `[v6]`, `[v6]:port`, or a bare IPv6 address (more than one ':'). An unclosed
+    /// or empty bracket, an empty host or port, or a bracket anywhere else is a usage error; what the host
+    /// and port then are is checked with the config (gpsd.host, gpsd.port).
     static func hostAndPort(_ text: String) throws(UsageError) -> (host: String, port: String?) {
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+        let malformed = UsageError(
+            message: "option '--gpsd' takes HOST[:PORT] (an IPv6 address in brackets: [::1]:2947), not '\(text)'")
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw malformed }
             let host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
+            guard host.contains(":"), !host.contains("[") else { throw malformed }
             if rest.isEmpty { return (host, nil) }
-            guard rest.hasPrefix(":"), rest.count > 1 else {
-                throw UsageError(message: "option '--gpsd' takes HOST[:PORT], not '\(text)'")
-            }
+            guard rest.hasPrefix(":"), rest.count > 1 else { throw malformed }
             return (host, String(rest.dropFirst()))
         }
+        guard !text.isEmpty, !text.contains("["), !text.contains("]") else { throw malformed }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         // More than one ':' is a bare IPv6 address.
         if parts.count == 2 {
-            guard !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw UsageError(message: "option '--gpsd' takes HOST[:PORT], not '\(text)'")
-            }
+            guard !parts[0].isEmpty, !parts[1].isEmpty else { throw malformed }
             return (String(parts[0]), String(parts[1]))
         }
         return (text, nil)

@@ -64,6 +64,8 @@ package func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) ->
 
 public func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
+    // A year at most: a wait from a flag or file beyond Int's range would trap in the conversion below.
+    let seconds = min(seconds, 31_536_000)
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
     var remaining = timespec()
     while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }

@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import GPSModel
 import Lodestar
 import Policy
 import Testing
@@ -346,5 +347,11 @@ private let examplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathCom
         }
         #expect(StatusText.fixed(12.345, decimals: 1) == "12.3")
         for seconds in [1e300, .infinity, .nan, -1e300] { #expect(!StatusText.duration(seconds).isEmpty) }
+        // A charge against a tiny always-on figure, and a receiver time moved by an absurd offset.
+        #expect(EnergyLedger.summary(charge: 1, alwaysOn: 1e-300).hasSuffix("% more)"))
+        #expect(!EnergyLedger.summary(charge: .nan, alwaysOn: 1).isEmpty)
+        let now = UTCTime.now()
+        for offset in [1e300, -1e300, .infinity, .nan] { _ = now.adding(seconds: offset) }
+        #expect(now.adding(seconds: .nan) == now)
     }
 }

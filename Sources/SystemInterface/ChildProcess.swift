@@ -123,17 +123,11 @@ public final class ChildProcess: @unchecked Sendable {
     public func poll() -> Int32? {
         if let exitStatus { return exitStatus }
         var status: Int32 = 0
-        var usage = rusage()
-        // wait4 rather than waitpid: the same reaping, with the child's own peak memory for tests to check.
-        if wait4(processID, &status, WNOHANG, &usage) == processID {
+        if waitpid(processID, &status, WNOHANG) == processID {
             exitStatus = status
-            peakResidentKiB = usage.ru_maxrss
         }
         return exitStatus
     }
-
-    /// The child's peak resident memory in KiB (ru_maxrss), once it has been reaped.
-    public private(set) var peakResidentKiB: Int?
 
     public var isRunning: Bool { poll() == nil }
 

@@ -49,6 +49,7 @@ public enum RawLogImport {
     /// The capture for the raw log at `path` (whose bytes are `raw`), as file bytes, built in memory.
     public static func capture(path: String, raw: [UInt8]) throws(Failure) -> [UInt8] {
         guard let executable = findExecutable("gpsdecode") else { throw notInstalled }
+        try requireRegularFile(path)
         let decoder = try Decoder(executable: executable, path: path)
         defer { decoder.stop() }
         var decoded: [UInt8] = []
@@ -77,6 +78,7 @@ public enum RawLogImport {
         path: String, shouldStop: () -> Bool, write: ([UInt8]) throws(SystemError) -> Void
     ) throws(Failure) -> Summary {
         guard let executable = findExecutable("gpsdecode") else { throw notInstalled }
+        try requireRegularFile(path)
         let deviceName = path.split(separator: "/").last.map(String.init) ?? path
         let started = try survey(path: path, executable: executable, deviceName: deviceName, shouldStop: shouldStop)
         let log: ReadableFile
@@ -93,6 +95,22 @@ public enum RawLogImport {
             log: log, executable: executable, deviceName: deviceName,
             header: CaptureImporter.header(started: started, deviceName: deviceName, notes: notes),
             shouldStop: shouldStop, write: write)
+    }
+
+    /// A raw log is read three times (its notes, gpsdecode's survey, the merge), which a FIFO, a pipe or a
+    /// device cannot give: those are refused at once rather than read half or forever.
+    private static func requireRegularFile(_ path: String) throws(Failure) {
+        do throws(SystemError) {
+            let file = try ReadableFile(path: path)
+            file.close()
+            guard file.isRegularFile else {
+                throw SystemError(
+                    "read", path, code: ESPIPE,
+                    detail: "not a regular file: a raw log is read more than once; copy it to a file first")
+            }
+        } catch {
+            throw .unreadable(error)
+        }
     }
 
     /// The first fix's time, reading gpsdecode's output only as far as it takes; `.capture(noFix)` when the

@@ -102,24 +102,33 @@ public struct LoadedDaemonConfiguration: Sendable {
 
 /// Reads `lodestar run`'s config: a file, or the defaults, plus overrides, checked completely.
 public enum DaemonConfigurationReader {
+    /// The largest config file read: a full config is a few KiB, and reading no more keeps /dev/zero or a
+    /// runaway file from taking the memory (the file is then an invalid config, 78).
+    public static let sizeLimit = 1 << 20
+
     /// Reads and checks `file` with `overrides` applied, and loads its profile.
+    /// `shouldStop` is asked while a config that is a FIFO or device is waited on (and its profile read).
     public static func read(
-        file: String, overrides: [DaemonConfigurationOverride] = []
+        file: String, overrides: [DaemonConfigurationOverride] = [],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(DaemonConfigurationError) -> LoadedDaemonConfiguration {
         let bytes: [UInt8]
         do throws(SystemError) {
-            bytes = try readWholeFile(file)
+            bytes = try readWholeFile(file, limit: sizeLimit, what: "a config", shouldStop: shouldStop)
         } catch {
             if error.code == ENOENT { throw .notFound(file: file) }
-            let reason = strerror(error.code).map { String(cString: $0) } ?? "errno \(error.code)"
-            throw .unreadable(file: file, reason: reason)
+            if error.isTooLarge {
+                throw .invalid(file: file, problems: [DaemonConfigurationProblem(keyPath: "", message: error.reason)])
+            }
+            throw .unreadable(file: file, reason: error.reason)
         }
-        return try parse(bytes, file: file, overrides: overrides)
+        return try parse(bytes, file: file, overrides: overrides, shouldStop: shouldStop)
     }
 
     /// Checks a config document; `file` names it in problems.
     public static func parse(
-        _ bytes: [UInt8], file: String, overrides: [DaemonConfigurationOverride] = []
+        _ bytes: [UInt8], file: String, overrides: [DaemonConfigurationOverride] = [],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(DaemonConfigurationError) -> LoadedDaemonConfiguration {
         let document: JSONValue
         do throws(JSONSyntaxError) {
@@ -127,7 +136,7 @@ public enum DaemonConfigurationReader {
         } catch {
             throw .notJSON(file: file, line: error.line, column: error.column, message: error.message)
         }
-        return try check(document, file: file, overrides: overrides)
+        return try check(document, file: file, overrides: overrides, shouldStop: shouldStop)
     }
 
     /// The defaults with `overrides` applied (no file).
@@ -138,7 +147,8 @@ public enum DaemonConfigurationReader {
     }
 
     private static func check(
-        _ document: JSONValue, file: String?, overrides: [DaemonConfigurationOverride]
+        _ document: JSONValue, file: String?, overrides: [DaemonConfigurationOverride],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(DaemonConfigurationError) -> LoadedDaemonConfiguration {
         let original = document
         var document = document
@@ -151,7 +161,7 @@ public enum DaemonConfigurationReader {
         var profile: Profile?
         if !walker.problems.contains(where: { $0.keyPath == "profile" || $0.keyPath == "profileDirectory" }) {
             do throws(ProfileError) {
-                profile = try ProfileStore(directory: configuration.profileDirectory)
+                profile = try ProfileStore(directory: configuration.profileDirectory).stopping(when: shouldStop)
                     .load(nameOrPath: configuration.profile)
             } catch {
                 walker.problems.append(profileProblem(error, name: configuration.profile))
@@ -625,8 +635,23 @@ private struct ConfigurationWalker {
         case name, path, absolutePath, host, chip, group, topicLevel, trackerID, url, text
 
         /// Why `text` is not one, nil when it is.
+        /// The longest text of this kind, in UTF-8 bytes: a DNS name's 253, PATH_MAX for paths, and 1024 for
+        /// the rest, so a 10 MB value is refused rather than carried into every log line and status file.
+        var maximumLength: Int {
+            switch self {
+            case .host: 253
+            case .path, .absolutePath, .name, .chip: 4096
+            case .url: 2048
+            case .group: 32
+            case .topicLevel, .trackerID, .text: 1024
+            }
+        }
+
         func problem(_ text: String) -> String? {
             if text.isEmpty { return "is empty (allowed: \(allowed))" }
+            if text.utf8.count > maximumLength {
+                return "is \(text.utf8.count) bytes long, more than \(maximumLength) (allowed: \(allowed))"
+            }
             if text.contains("\0") { return "contains a NUL character (allowed: \(allowed))" }
             switch self {
             case .name, .path, .text:
@@ -634,7 +659,7 @@ private struct ConfigurationWalker {
             case .absolutePath:
                 return text.hasPrefix("/") ? nil : "'\(text)' is not an absolute path (allowed: \(allowed))"
             case .host:
-                return text.contains(where: \.isWhitespace) ? "'\(text)' is not a host name (allowed: \(allowed))" : nil
+                return Self.isHost(text) ? nil : "'\(text)' is not a host name (allowed: \(allowed))"
             case .chip:
                 return text.hasPrefix("/") || (text.hasPrefix("gpiochip") && Int(text.dropFirst(8)) != nil)
                     ? nil : "'\(text)' is not a GPIO chip (allowed: \(allowed))"
@@ -654,12 +679,28 @@ private struct ConfigurationWalker {
             }
         }
 
+        /// A DNS name (letters, digits, '-', '_', '.'), an IPv4 address, or an IPv6 address without brackets
+        /// (hex digits, ':' and '.', an optional %zone): what getaddrinfo takes for gpsd or a broker.
+        static func isHost(_ text: String) -> Bool {
+            if text.contains(":") {
+                // An IPv6 address as inet_pton reads it, after an optional %zone (an interface name).
+                let pieces = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+                if pieces.count == 2, pieces[1].isEmpty || !pieces[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
+                    return false
+                }
+                var address = in6_addr()
+                return inet_pton(AF_INET6, String(pieces[0]), &address) == 1
+            }
+            return !text.hasPrefix("-") && !text.hasPrefix(".")
+                && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+        }
+
         var allowed: String {
             switch self {
             case .name: "a profile's name or file"
             case .path: "a file path; a relative one is under its directory"
             case .absolutePath: "a path that starts with '/'"
-            case .host: "a host name or address"
+            case .host: "a host name or address, at most 253 characters; an IPv6 address without brackets"
             case .chip: "gpiochipN, or a path such as /dev/gpiochip0"
             case .group: "a group name (letters, digits, '-', '_', '.'), or null"
             case .topicLevel: "a name without '/', '+' or '#'"

@@ -593,7 +593,8 @@ final class UpdateInbox: Sendable {
             sleepSeconds(min(seconds, 0.02))
             return
         }
-        _ = poll(&descriptor, 1, Int32(seconds * 1000))
+        // NaN or a wait past an hour from a skewed clock: never a trap in the Int32 conversion.
+        _ = poll(&descriptor, 1, Int32((seconds > 0 ? min(seconds, 3600) : 0) * 1000))
         wakeUp.drain()
     }
 

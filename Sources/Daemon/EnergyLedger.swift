@@ -128,8 +128,9 @@ public struct EnergyLedger: Sendable {
     public static func summary(charge: Double, alwaysOn: Double) -> String {
         let (drawn, baseline) = (StatusText.fixed(charge, decimals: 2), StatusText.fixed(alwaysOn, decimals: 2))
         let figures = "\(drawn) mAh against \(baseline) mAh always on"
-        guard let saving = saving(charge: charge, alwaysOn: alwaysOn) else { return figures }
-        let percent = Int(saving.rounded())
+        guard let saving = saving(charge: charge, alwaysOn: alwaysOn), saving.isFinite else { return figures }
+        // A tiny always-on figure (a short run) can make the ratio enormous: clamped before the Int conversion.
+        let percent = Int(min(max(saving, -1e9), 1e9).rounded())
         return percent >= 0 ? "\(figures) (\(percent) % saved)" : "\(figures) (\(-percent) % more)"
     }
 

@@ -408,7 +408,9 @@ public enum StatusText {
 
     /// `12 s`, `3 min`, `2 h 5 min`, `3 d 4 h`: whole units, the two largest that matter.
     public static func duration(_ seconds: Double) -> String {
-        let total = Int(max(0, seconds).rounded(.down))
+        // A receiver's time can be anything (a fix dated year 9999, NaN from a broken clock): clamped before the
+        // Int conversion, which would trap beyond Int64.
+        let total = seconds.isNaN ? 0 : Int(min(max(0, seconds), 1e15).rounded(.down))
         let (days, hours, minutes) = (total / 86_400, total % 86_400 / 3600, total % 3600 / 60)
         if days > 0 { return hours > 0 ? "\(days) d \(hours) h" : "\(days) d" }
         if hours > 0 { return minutes > 0 ? "\(hours) h \(minutes) min" : "\(hours) h" }
@@ -422,6 +424,8 @@ public enum StatusText {
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
+        // Beyond what Int64 holds (a ratio to a tiny current from a file): as Swift prints it, not a trap.
+        guard scaled.isFinite, scaled < 9e15 else { return "\(value)" }
         let whole = (scaled / scale).rounded(.down)
         let fraction = Int64(scaled - whole * scale)
         var text = (value < 0 && scaled > 0 ? "-" : "") + String(Int64(whole))

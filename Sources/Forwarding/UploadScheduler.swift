@@ -349,6 +349,7 @@ public struct UploadScheduler: Sendable {
 
     /// `7 s`, `2 min 5 s`, `15 min`.
     static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds) s" }
         let whole = Int(seconds.rounded())
         if whole < 60 { return "\(whole) s" }
         let minutes = whole / 60

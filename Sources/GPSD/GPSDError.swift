@@ -73,7 +73,8 @@ enum TextEscape {
 
     /// `3`, `0.5`: seconds as a message says them.
     static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(Double(Int((value * 10).rounded())) / 10)
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
+        return value == value.rounded() ? String(Int(value)) : String(Double(Int((value * 10).rounded())) / 10)
     }
 }
 

@@ -38,7 +38,9 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// `self` plus `seconds` (to the nanosecond).
     public func adding(seconds: Double) -> UTCTime {
-        let total = Double(nanoseconds) / 1e9 + seconds
+        // A receiver's or a file's offset can be anything: beyond ±1e15 s (30 million years) it saturates
+        // there instead of trapping in the Int64 conversion; NaN adds nothing.
+        let total = Double(nanoseconds) / 1e9 + (seconds.isNaN ? 0 : min(max(seconds, -1e15), 1e15))
         let whole = total.rounded(.down)
         let nanos = Int32(min(max(((total - whole) * 1e9).rounded(), 0), 999_999_999))
         return UTCTime(seconds: self.seconds + Int64(whole), nanoseconds: nanos)

@@ -142,6 +142,11 @@ public final class LocationStore {
         guard status.st_mode & S_IFMT != S_IFDIR else {
             throw StoreError(path: path, reason: "is a directory, not a store", kind: .unreadable)
         }
+        // SQLite's open() of a FIFO waits for a writer forever, and a device is no database: only a regular
+        // file can be a store.
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw StoreError(path: path, reason: "is not a regular file (a FIFO or a device), not a store", kind: .unreadable)
+        }
         guard access(path, R_OK) == 0 else {
             throw StoreError(path: path, reason: "cannot be read: \(errnoText(errno))", kind: .unreadable)
         }

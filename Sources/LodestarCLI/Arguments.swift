@@ -127,12 +127,22 @@ struct ParsedArguments {
         return value
     }
 
-    func positiveNumber(_ name: String) throws(UsageError) -> Double? {
+    /// A number flag within `range` (whose lower bound is above 0): the range is what the arithmetic behind
+    /// the flag survives (a clock rate of 1e20 overflows the service's Int conversions; a speed of 1e-300
+    /// never gets anywhere), so a value outside it is a usage error, never a trap or a hang.
+    func positiveNumber(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
         guard let text = values[name] else { return nil }
-        guard let value = Double(text), value > 0, value.isFinite else {
-            throw UsageError(message: "option '--\(name)' takes a number above 0, not '\(text)'")
+        guard let value = Double(text), range.contains(value) else {
+            throw UsageError(
+                message: "option '--\(name)' takes a number from \(Self.numberText(range.lowerBound)) to "
+                    + "\(Self.numberText(range.upperBound)), not '\(text)'")
         }
         return value
+    }
+
+    /// 0.01, 1000, 31536000: a bound as a user types it.
+    static func numberText(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
     func port(_ name: String) throws(UsageError) -> String? {

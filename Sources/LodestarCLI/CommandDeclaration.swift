@@ -137,7 +137,10 @@ struct ExitStatusDeclaration: Sendable {
 extension ExitStatusDeclaration {
     static let usageError = ExitStatusDeclaration(.usage, "usage error")
     static let outputNotWritten = ExitStatusDeclaration(.ioError, "the output could not be written")
-    static let profileNotValid = ExitStatusDeclaration(.config, "the profile is not valid")
+    static let profileNotValid = ExitStatusDeclaration(.config, "the profile is not valid, or larger than 1 MiB")
+    /// A FIFO or device given as a config or profile is read until it ends; a stop while it waits.
+    static let stoppedReadingInterrupted = ExitStatusDeclaration(.interrupted, "SIGINT while a FIFO or device was read")
+    static let stoppedReadingTerminated = ExitStatusDeclaration(.terminated, "SIGTERM while a FIFO or device was read")
 
     /// Every code of `lists` once, in order, with the meaning the first list gives it (a command group's
     /// statuses from its subcommands').

@@ -34,9 +34,11 @@ enum ConfigCommand {
         exitStatuses: [
             ExitStatusDeclaration(.success, "valid"),
             .usageError,
-            ExitStatusDeclaration(.noInput, "the config file does not exist or cannot be read"),
+            ExitStatusDeclaration(.noInput, "the config file does not exist or cannot be read (a directory)"),
             .outputNotWritten,
-            ExitStatusDeclaration(.config, "the config is not valid"),
+            ExitStatusDeclaration(.config, "the config is not valid, or larger than 1 MiB"),
+            .stoppedReadingInterrupted,
+            .stoppedReadingTerminated,
         ],
         body: validate(_:context:))
 
@@ -56,12 +58,15 @@ enum ConfigCommand {
             .usageError,
             ExitStatusDeclaration(.noInput, "the config file named by --config does not exist or cannot be read"),
             .outputNotWritten,
-            ExitStatusDeclaration(.config, "the config is not valid"),
+            ExitStatusDeclaration(.config, "the config is not valid, or larger than 1 MiB"),
+            .stoppedReadingInterrupted,
+            .stoppedReadingTerminated,
         ],
         body: show(_:context:))
 
     static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         var source = try RunConfigurationSource(parsed)
+        source.shouldStop = context.shouldStop
         if let file = parsed.optionalOperand("file") {
             if parsed.string("config") != nil {
                 throw UsageError(message: "config validate takes the file as <file> or --config, not both")

@@ -32,7 +32,7 @@ enum DemoCommand {
                 "capture", "file",
                 help: "a raw NMEA/UBX log, or a capture with receiver bytes (rx lines), to replay instead of the bundled one"),
             .value(
-                "speed", "factor", help: "replay this many times faster than recorded",
+                "speed", "factor", help: "replay this many times faster than recorded (0.01 to 10000)",
                 default: String(Int(defaultSpeed))),
             .value(
                 "profile", "name|file",
@@ -43,9 +43,10 @@ enum DemoCommand {
                 .success,
                 "done: --count, --duration, Ctrl-C, SIGTERM, the end of the capture, or the reader of the output went away"),
             .usageError,
-            ExitStatusDeclaration(.noInput, "the --capture file is missing or cannot be read"),
+            ExitStatusDeclaration(.noInput, "the --capture file is missing or cannot be read (a directory, a FIFO)"),
             ExitStatusDeclaration(
-                .dataError, "the --capture file is a damaged capture, or one without receiver bytes (rx lines)"),
+                .dataError,
+                "the --capture file is a damaged capture, one without receiver bytes (rx lines), or over 64 MiB"),
             ExitStatusDeclaration(.unavailable, "gpsd is not installed or did not start, or the system gpsd went away"),
             ExitStatusDeclaration(.software, "the bundled capture is damaged in this build"),
             .outputNotWritten,
@@ -53,16 +54,20 @@ enum DemoCommand {
         body: run(_:context:))
 
     static let defaultSpeed: Double = 30
+    /// The emulator's pacing and gpsd's timeouts hold from a hundredth of real time to 10,000 times it.
+    static let speedRange = 0.01...10_000.0
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let options = try WatchOptions(parsed)
-        let speed = try parsed.positiveNumber("speed") ?? defaultSpeed
+        let speed = try parsed.positiveNumber("speed", in: speedRange) ?? defaultSpeed
         let capturePath = parsed.string("capture")
 
         var profile: Profile?
         if let profileName = parsed.string("profile") {
             switch ProfileInput.load(profileName, command: "demo", context: context) {
             case .success(let loaded): profile = loaded
+            // Ctrl-C or SIGTERM while a FIFO given as the profile was read: done, as any demo stop is.
+            case .failure where context.shouldStop(): return .success
             case .failure(let failure): return failure.code
             }
         }
@@ -75,12 +80,17 @@ enum DemoCommand {
         let captureName: String
         let bytes: [UInt8]
         if let capturePath {
-            guard let read = readFile(capturePath) else {
-                context.say("lodestar demo: cannot read capture \(capturePath)")
-                return .noInput
+            switch CaptureInput.read(capturePath, command: "demo", context: context) {
+            case .success(let read): bytes = read
+            case .failure where context.shouldStop(): return .success
+            case .failure(let failure): return failure.code
+            }
+            guard bytes.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+                // An empty file, or a FIFO with no writer: nothing to play, said before gpsd is started.
+                context.say("lodestar demo: \(capturePath) is empty: it has no capture header and no receiver data")
+                return .dataError
             }
             captureName = capturePath
-            bytes = read
         } else {
             guard let embedded = EmbeddedCapture.bytes() else {
                 context.say("lodestar demo: the bundled capture is damaged in this build")

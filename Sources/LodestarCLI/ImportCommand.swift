@@ -50,16 +50,18 @@ enum ImportCommand {
         // The first byte that is not blank tells an empty log, or a capture, from a raw log.
         var firstByte: UInt8?
         do throws(SystemError) {
-            let file = try ReadableFile(path: logPath)
+            let file = try ReadableFile(path: logPath, shouldStop: context.shouldStop)
             defer { file.close() }
             while firstByte == nil, !context.shouldStop() {
                 let chunk = try file.read(upTo: 64 << 10)
                 if chunk.isEmpty { break }
                 firstByte = chunk.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
             }
-        } catch {
+        } catch where !error.isStop {
             context.say("lodestar import: cannot read \(logPath): \(error.reason)")
             return .noInput
+        } catch {
+            // A FIFO or device waited on until SIGINT/SIGTERM: the stop below says so.
         }
         if context.shouldStop() {
             context.say("lodestar import: stopped by \(context.stopName) before writing \(outputPath)")
@@ -134,12 +136,5 @@ enum ImportCommand {
         case .failure(let failure):
             return CaptureInput.report(failure, path: logPath, command: "import", context: context)
         }
-    }
-}
-
-extension SystemError {
-    /// The system's words for the error alone ("No such file or directory").
-    var reason: String {
-        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
     }
 }

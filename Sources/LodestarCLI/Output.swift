@@ -1,5 +1,6 @@
 import Lodestar
 import Synchronization
+import SystemInterface
 
 #if canImport(Glibc)
 import Glibc
@@ -108,9 +109,9 @@ public struct CommandContext: Sendable {
     }
 }
 
-/// SIGINT and SIGTERM end commands cleanly: the handler only sets a flag the read loops look at.
+/// SIGINT and SIGTERM end commands cleanly: the handler only sets a flag the read loops look at
+/// (`StopRequest`, which a read of a FIFO or device in any module looks at too).
 public enum TerminationSignals {
-    private static let received = Atomic<Int32>(0)
 
     public static func install() {
         signal(SIGPIPE, SIG_IGN)
@@ -120,7 +121,7 @@ public enum TerminationSignals {
         for signalNumber in [SIGINT, SIGTERM] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
-                TerminationSignals.received.store(number, ordering: .relaxed)
+                StopRequest.record(number)
             }
             sigemptyset(&action.sa_mask)
             // No SA_RESTART: a blocked select() returns EINTR and the loop sees the flag at once.
@@ -129,10 +130,10 @@ public enum TerminationSignals {
         }
     }
 
-    public static var requested: Bool { received.load(ordering: .relaxed) != 0 }
+    public static var requested: Bool { StopRequest.signalNumber != 0 }
 
     /// The signal that asked to stop, 0 if none did.
-    public static var signalNumber: Int32 { received.load(ordering: .relaxed) }
+    public static var signalNumber: Int32 { StopRequest.signalNumber }
 }
 
 /// SIGHUP asks `lodestar run` to read its config again. Installed by `run` alone: for every other command

@@ -54,6 +54,8 @@ enum ProfilesCommand {
             ExitStatusDeclaration(.noInput, "no such profile or file"),
             .outputNotWritten,
             .profileNotValid,
+            .stoppedReadingInterrupted,
+            .stoppedReadingTerminated,
         ],
         body: show(_:context:))
 
@@ -73,6 +75,8 @@ enum ProfilesCommand {
             ExitStatusDeclaration(.noInput, "the file cannot be read"),
             .outputNotWritten,
             .profileNotValid,
+            .stoppedReadingInterrupted,
+            .stoppedReadingTerminated,
         ],
         body: validate(_:context:))
 
@@ -123,7 +127,8 @@ enum ProfilesCommand {
         do throws(ProfileError) {
             result = .success(
                 isFile || ProfileStore.isPath(file)
-                    ? try ProfileStore.system.load(file: file) : try ProfileStore.system.load(nameOrPath: file))
+                    ? try ProfileStore.system.stopping(when: context.shouldStop).load(file: file)
+                    : try ProfileStore.system.stopping(when: context.shouldStop).load(nameOrPath: file))
         } catch {
             result = .failure(error)
         }
@@ -150,7 +155,7 @@ enum ProfileInput {
 
     static func load(_ nameOrPath: String, command: String, context: CommandContext) -> Result<Profile, Failure> {
         do throws(ProfileError) {
-            return .success(try ProfileStore.system.load(nameOrPath: nameOrPath))
+            return .success(try ProfileStore.system.stopping(when: context.shouldStop).load(nameOrPath: nameOrPath))
         } catch {
             return .failure(Failure(code: report(error, command: command, context: context)))
         }
@@ -159,6 +164,11 @@ enum ProfileInput {
     /// Says every line of `error` on standard error; the exit status it calls for.
     @discardableResult
     static func report(_ error: ProfileError, command: String, context: CommandContext) -> ExitCode {
+        // A FIFO or device that was waited on until SIGINT/SIGTERM: the documented stop code, not "unreadable".
+        if case .unreadable(let file, _) = error, context.shouldStop() {
+            context.say("lodestar \(command): stopped by \(context.stopName) while reading \(file)")
+            return context.stopCode
+        }
         switch error {
         case .notFound, .unreadable:
             context.say("lodestar \(command): \(error.lines.joined(separator: "; "))")

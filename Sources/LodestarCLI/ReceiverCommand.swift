@@ -163,8 +163,8 @@ enum ReceiverCommand {
 
     static func test(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let cycles = try parsed.positiveInteger("cycles") ?? 3
-        let down = try parsed.positiveNumber("down") ?? 10
-        let warmDown = try parsed.positiveNumber("warm-down")
+        let down = try parsed.positiveNumber("down", in: 0.1...86_400) ?? 10
+        let warmDown = try parsed.positiveNumber("warm-down", in: 0.1...86_400)
         let (bench, timeout) = try open(parsed, context: context)
         defer { bench.close() }
         guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
@@ -238,7 +238,7 @@ enum ReceiverCommand {
     private static func open(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError)
         -> (ReceiverBench, Double)
     {
-        let timeout = try parsed.positiveNumber("timeout") ?? 90
+        let timeout = try parsed.positiveNumber("timeout", in: 0.1...86_400) ?? 90
         let model = parsed.string("model").flatMap(ReceiverModel.named) ?? .genericNMEA
         var setup = ReceiverPowerSetup()
         setup.mechanism = parsed.string("mechanism").flatMap(PowerControl.init(rawValue:))

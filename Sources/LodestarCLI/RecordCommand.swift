@@ -35,7 +35,7 @@ enum RecordCommand {
                     also keep the receiver's own bytes (a second watch, "raw":2), so the capture can be fed to a \
                     real gpsd ('lodestar replay --through-gpsd')
                     """),
-            .value("duration", "seconds", help: "stop after this many seconds"),
+            .value("duration", "seconds", help: "stop after this many seconds (at most a year, 31536000)"),
             .value("note", "text", help: "a note kept in the capture's header"),
             .value(
                 "max-size", "size",
@@ -63,7 +63,7 @@ enum RecordCommand {
         let port = try parsed.port("port") ?? GPSDSession.defaultPort
         let device = parsed.string("device")
         let raw = parsed.flags.contains("raw")
-        let duration = try parsed.positiveNumber("duration")
+        let duration = try parsed.positiveNumber("duration", in: WatchOptions.durationRange)
         var options = CaptureRecorder.Options(path: try parsed.operand("file"))
         options.replacing = parsed.flags.contains("force")
         options.host = host

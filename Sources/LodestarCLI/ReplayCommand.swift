@@ -14,14 +14,34 @@ import Glibc
 /// Reads a capture, or a raw receiver log imported on the fly, with the messages and exit codes every
 /// command that takes one shares: 66 missing, 65 not usable (with `FILE:LINE:`), 69 no gpsdecode.
 enum CaptureInput {
+    /// The largest capture or log read whole (the demo plays it from memory): a day of `record --raw` is
+    /// tens of MiB; more is damage or a device such as /dev/zero. Streamed reads (`open`) have no such limit,
+    /// only `CaptureStreamReader.longestLine`.
+    static let wholeFileLimit = 64 << 20
+
     static func load(_ path: String, command: String, context: CommandContext) -> Result<CaptureContents, Failure> {
-        let bytes: [UInt8]
-        do throws(SystemError) {
-            bytes = try readWholeFile(path)
-        } catch {
-            context.say("lodestar \(command): cannot read \(path): \(error.reason)")
-            return .failure(Failure(code: .noInput))
+        switch read(path, command: command, context: context) {
+        case .success(let bytes): return contents(of: bytes, path: path, command: command, context: context)
+        case .failure(let failure): return .failure(failure)
         }
+    }
+
+    /// A capture or log read whole, at most `wholeFileLimit`: 66 unreadable (a directory), 65 too large,
+    /// 130/143 stopped while a FIFO or device was waited on.
+    static func read(_ path: String, command: String, context: CommandContext) -> Result<[UInt8], Failure> {
+        do throws(SystemError) {
+            return .success(
+                try readWholeFile(path, limit: wholeFileLimit, what: "a capture read whole", shouldStop: context.shouldStop))
+        } catch {
+            if error.isStop || context.shouldStop() { return .failure(Failure(code: context.stopCode)) }
+            context.say("lodestar \(command): cannot read \(path): \(error.reason)")
+            return .failure(Failure(code: error.isTooLarge ? .dataError : .noInput))
+        }
+    }
+
+    private static func contents(
+        of bytes: [UInt8], path: String, command: String, context: CommandContext
+    ) -> Result<CaptureContents, Failure> {
         guard bytes.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
             context.say("lodestar \(command): \(path) is empty: it has no capture header and no receiver data")
             return .failure(Failure(code: .dataError))
@@ -128,7 +148,7 @@ enum CaptureInput {
     static func open(_ path: String, command: String, context: CommandContext) -> Result<CaptureStream, Failure> {
         let file: ReadableFile
         do throws(SystemError) {
-            file = try ReadableFile(path: path)
+            file = try ReadableFile(path: path, shouldStop: context.shouldStop)
         } catch {
             context.say("lodestar \(command): cannot read \(path): \(error.reason)")
             return .failure(Failure(code: .noInput))
@@ -145,9 +165,11 @@ enum CaptureInput {
                 if context.shouldStop() { break }
             }
         } catch {
+            if error.isStop || context.shouldStop() { return .failure(Failure(code: context.stopCode)) }
             context.say("lodestar \(command): cannot read \(path): \(error.reason)")
             return .failure(Failure(code: .noInput))
         }
+        if firstByte == nil, context.shouldStop() { return .failure(Failure(code: context.stopCode)) }
         guard let firstByte else {
             context.say("lodestar \(command): \(path) is empty: it has no capture header and no receiver data")
             return .failure(Failure(code: .dataError))
@@ -202,6 +224,7 @@ final class CaptureStream {
             header = try reader.header()
             return nil
         } catch {
+            if error.kind == .unreadable, context.shouldStop() { return context.stopCode }
             return report(error, command: command, context: context)
         }
     }
@@ -223,6 +246,8 @@ final class CaptureStream {
                 if !more { break }
             }
         } catch {
+            // A FIFO's read given up for SIGINT/SIGTERM is a stop like any other, not a damaged capture.
+            if error.kind == .unreadable, context.shouldStop() { return nil }
             return report(error, command: command, context: context)
         }
         for warning in reader.parser.warnings {
@@ -263,6 +288,9 @@ final class CaptureStream {
 
 /// `lodestar replay`: a capture (or raw log) back through the pipeline, as `watch` would have printed it.
 enum ReplayCommand {
+    /// --speed n: below 0.01 a replay never gets anywhere (1e-300 waited forever); above 1e6 it is `max`.
+    static let speedRange = 0.01...1_000_000.0
+
     static let declaration = CommandDeclaration(
         path: ["replay"],
         abstract: "replay a capture or raw log and print its locations",
@@ -275,7 +303,7 @@ enum ReplayCommand {
         options: [
             .value(
                 "speed", "n|max",
-                help: "n times real time, or max: as fast as possible (paces the replay without --profile)",
+                help: "n times real time (0.01 to 1000000), or max: as fast as possible (paces the replay without --profile)",
                 default: "max"),
             .value(
                 "format", "format", choices: LocationFormat.allCases.map(\.rawValue),
@@ -345,7 +373,7 @@ enum ReplayCommand {
         let evaluate = parsed.flags.contains("evaluate")
         let evaluationJSON = parsed.flags.contains("json")
         let reportPath = parsed.string("report")
-        let speed = try parsed.string("speed") == "max" ? nil : parsed.positiveNumber("speed")
+        let speed = try parsed.string("speed") == "max" ? nil : parsed.positiveNumber("speed", in: ReplayCommand.speedRange)
 
         var profile: Profile?
         if let profileName {

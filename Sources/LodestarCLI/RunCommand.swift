@@ -5,6 +5,10 @@ import Receivers
 /// `lodestar run`: the service. Reads its config (docs/config.md), runs the profile against gpsd with the
 /// receiver powered, writes the track to the outputs, publishes its status, and lives until SIGTERM/SIGINT.
 enum RunCommand {
+    /// --clock-rate: the service's clock times this (its waits, its Int conversions of the receiver's time);
+    /// above 1000 it only spins and floods the log, and 1e20 overflowed.
+    static let clockRateRange = 0.01...1000.0
+
     static let declaration = CommandDeclaration(
         path: ["run"],
         abstract: "the service: run a profile against gpsd, power the receiver, write the track",
@@ -24,7 +28,7 @@ enum RunCommand {
             .value(
                 "clock-rate", "factor",
                 help: "run the policy's clock this many times faster than real time (for a receiver emulator "
-                    + "played faster, as the demo and the tests do; 1 for a real receiver)",
+                    + "played faster, as the demo and the tests do; 1 for a real receiver; 0.01 to 1000)",
                 default: "1")
         ],
         exitStatuses: [
@@ -34,14 +38,17 @@ enum RunCommand {
             ExitStatusDeclaration(.noInput, "the config file given with --config is missing or cannot be read"),
             ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) cannot be used"),
             ExitStatusDeclaration(.cannotCreate, "the state or runtime directory cannot be made or written"),
-            ExitStatusDeclaration(.config, "the config or its profile is not valid: every problem with its key path"),
+            ExitStatusDeclaration(
+                .config, "the config or its profile is not valid (or larger than 1 MiB): every problem with its key path"),
             ExitStatusDeclaration(
                 .ioError, "--help could not be written (a stdout output that fails while running is logged instead)"),
+            ExitStatusDeclaration(.interrupted, "SIGINT while the config (a FIFO or device) was still being read"),
+            ExitStatusDeclaration(.terminated, "SIGTERM while the config (a FIFO or device) was still being read"),
         ],
         body: run(_:context:))
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
-        let clockRate = try parsed.positiveNumber("clock-rate") ?? 1
+        let clockRate = try parsed.positiveNumber("clock-rate", in: clockRateRange) ?? 1
         var loaded: LoadedRunConfiguration
         switch try RunOptions.configuration(parsed, context: context, command: "run") {
         case .success(let configuration): loaded = configuration

@@ -96,22 +96,26 @@ enum RunOptions {
     }
 
     /// `host`, `host:port`, `[v6-address]` or `[v6-address]:port`.
+    /// `host`, `host:port`, `[v6]`, `[v6]:port`, or a bare IPv6 address (more than one ':'). An unclosed
+    /// or empty bracket, an empty host or port, or a bracket anywhere else is a usage error; what the host
+    /// and port then are is checked with the config (gpsd.host, gpsd.port).
     static func hostAndPort(_ text: String) throws(UsageError) -> (host: String, port: String?) {
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+        let malformed = UsageError(
+            message: "option '--gpsd' takes HOST[:PORT] (an IPv6 address in brackets: [::1]:2947), not '\(text)'")
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw malformed }
             let host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
+            guard host.contains(":"), !host.contains("[") else { throw malformed }
             if rest.isEmpty { return (host, nil) }
-            guard rest.hasPrefix(":"), rest.count > 1 else {
-                throw UsageError(message: "option '--gpsd' takes HOST[:PORT], not '\(text)'")
-            }
+            guard rest.hasPrefix(":"), rest.count > 1 else { throw malformed }
             return (host, String(rest.dropFirst()))
         }
+        guard !text.isEmpty, !text.contains("["), !text.contains("]") else { throw malformed }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         // More than one ':' is a bare IPv6 address.
         if parts.count == 2 {
-            guard !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw UsageError(message: "option '--gpsd' takes HOST[:PORT], not '\(text)'")
-            }
+            guard !parts[0].isEmpty, !parts[1].isEmpty else { throw malformed }
             return (String(parts[0]), String(parts[1]))
         }
         return (text, nil)
@@ -140,7 +144,8 @@ enum RunOptions {
     static func configuration(
         _ parsed: ParsedArguments, context: CommandContext, command: String = "run"
     ) throws(UsageError) -> Result<LoadedRunConfiguration, RunConfigurationFailure> {
-        let source = try RunConfigurationSource(parsed)
+        var source = try RunConfigurationSource(parsed)
+        source.shouldStop = context.shouldStop
         if source.usesDefaultFile, access(source.file, F_OK) != 0 {
             context.say("lodestar \(command): no config file at \(source.file); using the defaults (docs/config.md)")
         }
@@ -154,6 +159,11 @@ enum RunOptions {
     /// Says every line of `error` on stderr and a closing line; the exit status it calls for.
     @discardableResult
     static func report(_ error: DaemonConfigurationError, command: String, context: CommandContext) -> ExitCode {
+        // A FIFO or device that was waited on until SIGINT/SIGTERM: the documented stop code, not "unreadable".
+        if case .unreadable(let file, _) = error, context.shouldStop() {
+            context.say("lodestar \(command): stopped by \(context.stopName) while reading \(file)")
+            return context.stopCode
+        }
         for line in error.lines { context.say(line) }
         switch error {
         case .notFound, .unreadable:
@@ -181,6 +191,8 @@ struct RunConfigurationSource: Sendable {
     /// No `--config`: a missing file means the defaults rather than an error.
     var usesDefaultFile: Bool
     var overrides: [DaemonConfigurationOverride]
+    /// The command's stop, asked while a config that is a FIFO or device is waited on.
+    var shouldStop: @Sendable () -> Bool = { false }
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         file = parsed.string("config") ?? DaemonConfiguration.defaultPath
@@ -202,7 +214,7 @@ struct RunConfigurationSource: Sendable {
             if usesDefaultFile, access(file, F_OK) != 0 {
                 loaded = try DaemonConfigurationReader.defaults(overrides: overrides)
             } else {
-                loaded = try DaemonConfigurationReader.read(file: file, overrides: overrides)
+                loaded = try DaemonConfigurationReader.read(file: file, overrides: overrides, shouldStop: shouldStop)
             }
             return .success(LoadedRunConfiguration(loaded: loaded, source: self))
         } catch {

@@ -62,6 +62,9 @@ enum WatchCommand {
 }
 
 struct WatchOptions {
+    /// --duration: up to a year, so a deadline computed from it stays a number the clock arithmetic holds.
+    static let durationRange = 0.001...31_536_000.0
+
     /// The options `watch` and `demo` share.
     static let declarations: [OptionDeclaration] = [
         .value(
@@ -73,7 +76,7 @@ struct WatchOptions {
                 """,
             default: LocationFormat.text.rawValue),
         .value("count", "n", help: "stop after n fixes"),
-        .value("duration", "seconds", help: "stop after this many seconds"),
+        .value("duration", "seconds", help: "stop after this many seconds (at most a year, 31536000)"),
     ]
 
     var format: LocationFormat
@@ -83,7 +86,7 @@ struct WatchOptions {
     init(_ parsed: ParsedArguments) throws(UsageError) {
         format = try parsed.format("format", default: .text)
         count = try parsed.positiveInteger("count")
-        duration = try parsed.positiveNumber("duration")
+        duration = try parsed.positiveNumber("duration", in: WatchOptions.durationRange)
     }
 }
 

@@ -300,7 +300,10 @@ extension ReceiverModel {
             ("off", \.current.off, "powered off (`off`)"),
         ]
         return currents.map { key, path, meaning in
-            ConfigurationNumber("current.\(key)", .required(path), .current, 0...1000, meaning: meaning)
+            // Tracking is what always-on draws, the divisor of every saving: 0 made "0.0 % of always-on" and
+            // 1e-300 a ratio no Int holds. 0.1 mA is below any receiver that navigates.
+            ConfigurationNumber(
+                "current.\(key)", .required(path), .current, key == "tracking" ? 0.1...1000 : 0...1000, meaning: meaning)
         } + [
             ConfigurationNumber(
                 "timeToFirstFix.hot", .required(\.timeToFirstFix.hot), .seconds, 0...900,

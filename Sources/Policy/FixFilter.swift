@@ -298,6 +298,8 @@ struct StationaryDetector: Sendable {
 /// Words for durations and distances in reasons: "5 min", "45 s", "212 m", "1.2 km".
 enum Words {
     static func duration(_ seconds: Double) -> String {
+        // The receiver's times make these: NaN or beyond Int64 is said, not converted (which traps).
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds) s" }
         let rounded = seconds.rounded()
         if rounded < 120 && rounded.truncatingRemainder(dividingBy: 60) != 0 { return "\(Int(rounded)) s" }
         if rounded < 7200 { return "\(Int((rounded / 60).rounded())) min" }
@@ -306,6 +308,7 @@ enum Words {
     }
 
     static func distance(_ metres: Double) -> String {
+        guard metres.isFinite, abs(metres) < 1e15 else { return "\(metres) m" }
         if metres < 1000 { return "\(Int(metres.rounded())) m" }
         let tenths = (metres / 100).rounded()
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10)) km" : "\(tenths / 10) km"

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,16 +9,47 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     public var call: String
     public var subject: String
     public var code: Int32
+    /// Words that say more than errno can (the size limit a file went over); nil for errno's own.
+    public var detail: String?
 
-    public init(_ call: String, _ subject: String, code: Int32 = errno) {
+    public init(_ call: String, _ subject: String, code: Int32 = errno, detail: String? = nil) {
         self.call = call
         self.subject = subject
         self.code = code
+        self.detail = detail
     }
 
     public var description: String {
-        "\(call) \(subject): \(errnoText(code))"
+        "\(call) \(subject): \(reason)"
     }
+
+    /// What went wrong alone ("No such file or directory", "larger than 1 MiB, the most a config may be").
+    public var reason: String { detail ?? errnoText(code) }
+
+    /// A read given up because SIGINT or SIGTERM asked the process to stop (`StopRequest`).
+    public var isStop: Bool { code == EINTR }
+
+    /// A file over the size its reader takes (`readWholeFile(_:limit:what:)`).
+    public var isTooLarge: Bool { code == EFBIG }
+}
+
+/// SIGINT and SIGTERM as every module sees them: the CLI's handler records the signal here, and a read that
+/// could wait (a FIFO, a terminal) gives up when it is set, so no input keeps the process past a stop.
+public enum StopRequest {
+    private static let received = Atomic<Int32>(0)
+
+    /// Async-signal-safe: one atomic store.
+    public static func record(_ signalNumber: Int32) { received.store(signalNumber, ordering: .relaxed) }
+
+    /// The signal that asked to stop, 0 if none did.
+    public static var signalNumber: Int32 { received.load(ordering: .relaxed) }
+}
+
+/// "1 MiB", "64 MiB", "512 KiB", "100 bytes": a size limit as messages give it.
+public func byteCountText(_ count: Int) -> String {
+    if count >= 1 << 20 && count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
+    if count >= 1 << 10 && count % (1 << 10) == 0 { return "\(count >> 10) KiB" }
+    return "\(count) bytes"
 }
 
 /// Runs `body` again while it fails with EINTR (swift-system's convention).
@@ -31,6 +64,8 @@ package func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) ->
 
 public func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
+    // A year at most: a wait from a flag or file beyond Int's range would trap in the conversion below.
+    let seconds = min(seconds, 31_536_000)
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
     var remaining = timespec()
     while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
@@ -53,14 +88,23 @@ public func readFile(_ path: String) -> [UInt8]? {
     try? readWholeFile(path)
 }
 
-/// Reads a whole file, or says why not (the errno of `open` or `read`).
-public func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
-    let file = try ReadableFile(path: path)
+/// Reads a whole file, or says why not (the errno of `open` or `read`). With a `limit`, a file with more
+/// bytes fails with EFBIG and a message naming the limit and `what` the file is ("a config"): no more than
+/// `limit` + 1 bytes are ever held, so /dev/zero or /dev/urandom end at once. A FIFO or terminal is read as it
+/// comes, and the read ends when SIGINT or SIGTERM asks to stop (`isStop`) or `shouldStop` says so.
+public func readWholeFile(
+    _ path: String, limit: Int? = nil, what: String = "a file", shouldStop: @escaping () -> Bool = { false }
+) throws(SystemError) -> [UInt8] {
+    let file = try ReadableFile(path: path, shouldStop: shouldStop)
     var result: [UInt8] = []
     while true {
-        let chunk = try file.read(upTo: 1 << 20)
+        let chunk = try file.read(upTo: limit.map { min(1 << 20, $0 + 1 - result.count) } ?? 1 << 20)
         if chunk.isEmpty { return result }
         result += chunk
+        if let limit, result.count > limit {
+            throw SystemError(
+                "read", path, code: EFBIG, detail: "larger than \(byteCountText(limit)), the most \(what) may be")
+        }
     }
 }
 
@@ -152,29 +196,58 @@ package func acceptNonBlocking(_ listener: Int32) -> Int32 {
 }
 
 /// A file opened for reading in chunks, so a command reads a day-long capture in the memory of one chunk.
+/// Every command reads its config, profile, capture or log through this. It opens with O_NONBLOCK, so a
+/// FIFO with no writer does not hold `open()` forever, and refuses a directory (EISDIR). A regular file is
+/// then read blocking as usual; anything else (a FIFO, a pipe, a terminal, /dev/zero) is waited on in
+/// `poll` slices, between which a stop (`StopRequest`, `shouldStop`) ends the read with EINTR.
 public final class ReadableFile {
     public let path: String
+    /// A regular file: its reads never wait, and its size is known.
+    public let isRegularFile: Bool
     private var descriptor: Int32
+    private let shouldStop: () -> Bool
 
-    public init(path: String) throws(SystemError) {
+    public init(path: String, shouldStop: @escaping () -> Bool = { false }) throws(SystemError) {
         self.path = path
-        descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else { throw SystemError("open", path) }
+        self.shouldStop = shouldStop
+        let opened = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard opened >= 0 else { throw SystemError("open", path) }
         var status = stat()
-        if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
-            Glibc.close(descriptor)
-            descriptor = -1
+        guard fstat(opened, &status) == 0 else {
+            let failure = SystemError("fstat", path)
+            Glibc.close(opened)
+            throw failure
+        }
+        let type = status.st_mode & S_IFMT
+        if type == S_IFDIR {
+            Glibc.close(opened)
             throw SystemError("read", path, code: EISDIR)
+        }
+        isRegularFile = type == S_IFREG
+        if isRegularFile {
+            // A regular file never waits; blocking reads keep the plain read loop.
+            _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
+        }
+        descriptor = opened
+    }
+
+    /// Up to `buffer.count` bytes: the count, 0 at the end. EINTR (`isStop`) when a stop came while waiting.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        guard descriptor >= 0 else { throw SystemError("read", path, code: EBADF) }
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            let code = errno
+            guard code == EINTR || code == EAGAIN || code == EWOULDBLOCK else { throw SystemError("read", path) }
+            if stopRequested { throw SystemError("read", path, code: EINTR, detail: "stopped by a signal") }
+            if code == EINTR { continue }
+            // Nothing yet from a FIFO or device: wait a slice, then look at the stop flag again.
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&waiting, 1, 200)
         }
     }
 
-    /// Up to `buffer.count` bytes: the count, 0 at the end.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
-        guard descriptor >= 0 else { throw SystemError("read", path, code: EBADF) }
-        let count = retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
-        if count < 0 { throw SystemError("read", path) }
-        return count
-    }
+    private var stopRequested: Bool { StopRequest.signalNumber != 0 || shouldStop() }
 
     /// The next bytes, up to `count`: empty at the end.
     public func read(upTo count: Int) throws(SystemError) -> [UInt8] {

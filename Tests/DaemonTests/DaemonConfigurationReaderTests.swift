@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import GPSModel
 import Lodestar
 import Policy
 import Testing
@@ -293,7 +294,7 @@ private let examplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathCom
             found.map { "\($0.source ?? "file"): \($0)" } == [
                 "--set: status: is a number, not an object, so noFixInterval cannot be set in it",
                 "--set: outputs..path: is not a key path (allowed: keys joined by '.', as in outputs.jsonl.path)",
-                "--set: gpsd.host: 'a b' is not a host name (allowed: a host name or address)",
+                "--set: gpsd.host: 'a b' is not a host name (allowed: a host name or address, at most 253 characters; an IPv6 address without brackets)",
                 "file: gpsd.port: is 0, out of range (allowed: a whole number from 1 to 65535, or a service name such as \"gpsd\")",
                 "--set: receiver.powerControl: is a number, not true or false",
                 "--set: outputs.jsonl.rotaton: unknown key (did you mean 'rotation'?) (allowed: path, rotation, fsyncInterval)",
@@ -315,5 +316,42 @@ private let examplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathCom
                 "/etc/lodestar/lodestar.json: gpsd.port: is 0, out of range", "--profile: profile: 'x' is not valid:",
                 "  x.json: a: b",
             ])
+    }
+}
+
+/// Input-derived values that used to validate and then trap, or be carried everywhere: every string has a
+/// length limit, a host is a name or an address, and the text formatting of a number beyond Int64 prints it.
+@Suite struct InputLimitTests {
+    @Test func aHostIsANameOrAnAddressOfAtMost253Bytes() {
+        let tenMegabytes = String(repeating: "a", count: 10_000_000)
+        let found = problems(#"{"gpsd": {"host": "\#(tenMegabytes)"}}"#)
+        #expect(found.map(\.keyPath) == ["gpsd.host"])
+        #expect(found.first?.message.hasPrefix("is 10000000 bytes long, more than 253") == true)
+        for good in ["localhost", "pi.local", "192.168.1.20", "::1", "fe80::1%eth0", "2001:db8::2947", "gps_1"] {
+            #expect(problems(#"{"gpsd": {"host": "\#(good)"}}"#).isEmpty, "\(good)")
+        }
+        for bad in ["[::1", "[::1]", "::1]", "a b", "-x", "host/path", "1:2", "fe80::1%", "a\\u0000b"] {
+            #expect(problems(#"{"gpsd": {"host": "\#(bad)"}}"#).map(\.keyPath) == ["gpsd.host"], "\(bad)")
+        }
+    }
+
+    @Test func everyStringHasALimit() {
+        let long = String(repeating: "x", count: 5_000)
+        #expect(problems(#"{"outputs": {"jsonl": {"path": "/\#(long)"}}}"#).map(\.keyPath) == ["outputs.jsonl.path"])
+        #expect(problems(#"{"profile": "\#(long)"}"#).map(\.keyPath) == ["profile"])
+    }
+
+    @Test func numbersBeyondInt64AreWrittenNotTrapped() {
+        for value in [1e300, -1e300, 9.3e18, .infinity, .nan, 1e-300] {
+            #expect(!StatusText.fixed(value, decimals: 1).isEmpty)
+        }
+        #expect(StatusText.fixed(12.345, decimals: 1) == "12.3")
+        for seconds in [1e300, .infinity, .nan, -1e300] { #expect(!StatusText.duration(seconds).isEmpty) }
+        // A charge against a tiny always-on figure, and a receiver time moved by an absurd offset.
+        #expect(EnergyLedger.summary(charge: 1, alwaysOn: 1e-300).hasSuffix("% more)"))
+        #expect(!EnergyLedger.summary(charge: .nan, alwaysOn: 1).isEmpty)
+        let now = UTCTime.now()
+        for offset in [1e300, -1e300, .infinity, .nan] { _ = now.adding(seconds: offset) }
+        #expect(now.adding(seconds: .nan) == now)
     }
 }

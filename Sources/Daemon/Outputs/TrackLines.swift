@@ -74,10 +74,13 @@ package enum TextLine {
     }
 
     /// `value` with `decimals` digits after the point, right-aligned in `width` characters.
+    /// A value beyond what Int64 holds (NaN, inf, 1e300 from a receiver or a file) is written as Swift
+    /// prints it rather than trapping in the conversion.
     package static func fixed(_ value: Double, decimals: Int, width: Int) -> String {
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
+        guard scaled.isFinite, scaled < 9e15 else { return pad("\(value)", width) }
         let whole = Int64(scaled / scale)
         let fraction = Int64(scaled - Double(whole) * scale)
         var text = (value < 0 && scaled > 0 ? "-" : "") + String(whole)

@@ -122,8 +122,14 @@ package enum ProfileSchema {
             ProfileKey(
                 "description",
                 .text(
-                    \.description, check: { $0.contains(where: \.isNewline) ? ("has a line break", "one line") : nil }),
-                meaning: "shown by `profiles list`", allowed: "a string (one line)"),
+                    \.description,
+                    check: {
+                        // One line of a listing: a megabyte of it would be carried into every `profiles list`.
+                        $0.utf8.count > 1024
+                            ? ("is longer than 1024 bytes", "one line of at most 1024 bytes")
+                            : $0.contains(where: \.isNewline) ? ("has a line break", "one line") : nil
+                    }),
+                meaning: "shown by `profiles list`", allowed: "a string (one line, at most 1024 bytes)"),
             ProfileKey(
                 "updates.enabled", .flag(\.updatesEnabled),
                 meaning: "whether standard updates run at all (`false`: significant change only)"),

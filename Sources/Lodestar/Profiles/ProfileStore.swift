@@ -7,14 +7,26 @@ import SystemInterface
 /// (`/etc/lodestar/profiles/NAME.json`, or `$LODESTAR_PROFILE_DIR`).
 public struct ProfileStore: Sendable {
     public static let defaultDirectory = "/etc/lodestar/profiles"
+    /// The largest profile file read: the biggest built-in is a few KiB, so 1 MiB is never a real profile, and
+    /// reading no more keeps /dev/zero or a runaway file from taking the memory.
+    public static let sizeLimit = 1 << 20
     /// The environment variable that replaces `defaultDirectory` (tests, a user's own set).
     public static let directoryVariable = "LODESTAR_PROFILE_DIR"
 
     /// The directory named profiles are looked up in.
     public var directory: String
+    /// Asked while a profile that is a FIFO or device is waited on; true gives up the read (a command's stop).
+    public var shouldStop: @Sendable () -> Bool = { false }
 
     public init(directory: String) {
         self.directory = directory
+    }
+
+    /// This store, its reads giving up when `shouldStop` says so.
+    public func stopping(when shouldStop: @escaping @Sendable () -> Bool) -> ProfileStore {
+        var store = self
+        store.shouldStop = shouldStop
+        return store
     }
 
     /// The store the CLI uses: `$LODESTAR_PROFILE_DIR` if set and not empty, else `/etc/lodestar/profiles`.
@@ -61,14 +73,8 @@ public struct ProfileStore: Sendable {
                 name: nameOrPath, searched: "such file in \(directory) (a name is letters, digits, '-', '_', '.')")
         }
         let path = Self.join(directory, nameOrPath + ".json")
-        let bytes: [UInt8]
-        do throws(SystemError) {
-            bytes = try readWholeFile(path)
-        } catch {
-            if error.code == ENOENT { throw .notFound(name: nameOrPath, searched: path) }
-            throw .unreadable(file: path, reason: Self.reason(error.code))
-        }
-        return try Profile.parse(bytes, file: path, defaultName: nameOrPath)
+        if access(path, F_OK) != 0 && errno == ENOENT { throw .notFound(name: nameOrPath, searched: path) }
+        return try Profile.parse(try read(path), file: path, defaultName: nameOrPath)
     }
 
     /// `load(nameOrPath:)` with the system store.
@@ -78,13 +84,18 @@ public struct ProfileStore: Sendable {
 
     /// A profile file; its name defaults to the file's name without `.json`.
     public func load(file path: String) throws(ProfileError) -> Profile {
-        let bytes: [UInt8]
+        try Profile.parse(try read(path), file: path, defaultName: Self.stem(of: path))
+    }
+
+    /// A profile file's bytes, at most `sizeLimit`: a larger file is an invalid profile (78), one that
+    /// cannot be read (a directory, a stop while a FIFO waits) an unreadable one (66, or 130/143 for a stop).
+    private func read(_ path: String) throws(ProfileError) -> [UInt8] {
         do throws(SystemError) {
-            bytes = try readWholeFile(path)
+            return try readWholeFile(path, limit: Self.sizeLimit, what: "a profile", shouldStop: shouldStop)
         } catch {
-            throw .unreadable(file: path, reason: Self.reason(error.code))
+            if error.isTooLarge { throw .invalid(file: path, problems: [ProfileProblem(keyPath: "", problem: error.reason)]) }
+            throw .unreadable(file: path, reason: error.reason)
         }
-        return try Profile.parse(bytes, file: path, defaultName: Self.stem(of: path))
     }
 
     /// One profile the store knows of, for `lodestar profiles list`.
@@ -135,9 +146,5 @@ public struct ProfileStore: Sendable {
     static func stem(of path: String) -> String {
         let file = path.split(separator: "/").last.map(String.init) ?? path
         return file.hasSuffix(".json") ? String(file.dropLast(5)) : file
-    }
-
-    private static func reason(_ code: Int32) -> String {
-        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
     }
 }

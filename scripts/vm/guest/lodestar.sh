@@ -1,0 +1,181 @@
+# The service as a Pi user meets it, after guest.sh installed the package and started it (sourced by guest.sh;
+# lib.sh's helpers). Each check ends in a `result` line on the host; the facts it saw are in its detail.
+
+journal_since() { journalctl -u lodestar --no-pager -o cat --since "@$1" 2>/dev/null; }
+main_pid() { systemctl show -p MainPID --value lodestar; }
+restarts() { systemctl show -p NRestarts --value lodestar; }
+status_json() { timeout 20 lodestar status --json 2>/dev/null; }
+# json_number KEY TEXT: the first number under "KEY" in TEXT (compact or pretty-printed JSON).
+json_number() { grep -oE "\"$1\": *[0-9.e+-]+" <<<"$2" | head -n 1 | sed 's/.*: *//'; }
+# The service is running and past READY=1: active, and its status file names a receiver.
+running_and_ready() { [ "$(systemctl show -p ActiveState,SubState --value lodestar | tr '\n' ' ')" = "active running " ]; }
+
+# READY, and `lodestar status` names the receiver, the mechanism and the regime.
+check_status_names_the_receiver() {
+  local status
+  wait_for 60 bash -c 'timeout 10 lodestar status 2>/dev/null | grep -q "receiver: .*u-blox"' || true
+  status=$(timeout 20 lodestar status 2>&1)
+  if running_and_ready && grep -q '^regime: ' <<<"$status" && grep -q 'receiver: .*u-blox' <<<"$status" \
+    && grep -q 'mechanism: ubx' <<<"$status"; then
+    result lodestar-status pass "$(grep -E '^(regime|receiver|energy)' <<<"$status" | tr '\n' ' ' | head -c 500)"
+  else
+    result lodestar-status fail "$(tr '\n' ' ' <<<"$status" | head -c 800)"
+  fi
+}
+
+# The charge the emulator on the host measured against what `lodestar status` estimated, over the same span:
+# from READY (the ledger's start) to now. Within 10 %.
+check_charge() {
+  local start_report=$1 status end measured estimated ratio
+  sleep "${2:-120}"
+  status=$(status_json)
+  emulator_report || { result lodestar-charge fail "no emulator report: $RIG_REPLY"; return 1; }
+  end=$REPORT
+  measured=$(awk -v a="$(json_number receiverMilliampHours "$start_report")" -v b="$(json_number receiverMilliampHours "$end")" 'BEGIN { printf "%.4f", b - a }')
+  estimated=$(json_number chargeMilliampHours "$status")
+  local always=$(json_number alwaysOnMilliampHours "$status")
+  local heard
+  heard=$(commands_since "$(report_clock "$start_report")" "$end" | sort | tr '\n' ',')
+  if [ -z "$estimated" ] || [ -z "$measured" ]; then
+    result lodestar-charge fail "no figures: status ${status:0:300}"
+    return 1
+  fi
+  ratio=$(awk -v m="$measured" -v e="$estimated" 'BEGIN { if (m <= 0) print "inf"; else printf "%.3f", e / m }')
+  local detail="over $(awk -v a="$(report_clock "$start_report")" -v b="$(report_clock "$end")" 'BEGIN { printf "%.0f", b - a }') s: the emulator measured $measured mAh, lodestar status estimated $estimated mAh (ratio $ratio; always on $always mAh); commands heard: ${heard:-none}"
+  if [ -n "$heard" ] && awk -v r="$ratio" 'BEGIN { exit !(r != "inf" && r >= 0.9 && r <= 1.1) }'; then
+    result lodestar-charge pass "$detail"
+  else
+    result lodestar-charge fail "$detail"
+  fi
+}
+
+# systemctl reload with a changed profile takes effect; a broken config is refused and the old one runs on.
+check_reload() {
+  local t0 config=/etc/lodestar/lodestar.json saved
+  saved=$(cat "$config")
+  t0=$(date +%s)
+  sed -i "s/\"profile\": \"$RIG_PROFILE\"/\"profile\": \"bike\"/" "$config"
+  systemctl reload lodestar
+  if wait_for 30 bash -c 'timeout 10 lodestar status 2>/dev/null | grep -q "profile bike"'; then
+    result lodestar-reload pass "after systemctl reload: $(timeout 10 lodestar status 2>/dev/null | head -n 1); journal: $(journal_since "$t0" | grep -m 1 'reloading')"
+  else
+    result lodestar-reload fail "status: $(timeout 10 lodestar status 2>&1 | head -n 1); journal: $(journal_since "$t0" | tail -n 5 | tr '\n' ' ')"
+  fi
+  t0=$(date +%s)
+  printf '{ "profile": "bike", "gpsd": { "port": "not a port" }, ' >"$config"
+  systemctl reload lodestar
+  sleep 3
+  if wait_for 20 bash -c "journalctl -u lodestar --no-pager -o cat --since @$t0 | grep -q 'reload refused'" \
+    && running_and_ready && timeout 10 lodestar status 2>/dev/null | grep -q "profile bike"; then
+    result lodestar-reload-refused pass "a broken config: $(journal_since "$t0" | grep -A2 -m 1 'reload refused' | tr '\n' ' ' | head -c 400); still $(systemctl is-active lodestar), $(timeout 10 lodestar status 2>/dev/null | head -n 1)"
+  else
+    result lodestar-reload-refused fail "$(systemctl is-active lodestar); journal: $(journal_since "$t0" | tail -n 6 | tr '\n' ' ')"
+  fi
+  printf '%s\n' "$saved" >"$config"
+  systemctl reload lodestar
+  wait_for 30 bash -c "timeout 10 lodestar status 2>/dev/null | grep -q 'profile $RIG_PROFILE'" || true
+}
+
+# Unplug and replug: udev and gpsd see the device go and come back, and Lodestar identifies it again and
+# applies its power setup again. $1: how long it stays unplugged.
+check_replug() {
+  local name=$1 away=$2 t0 seen
+  t0=$(date +%s)
+  rig unplug || { result "$name" fail "unplug: $RIG_REPLY"; return 1; }
+  wait_for 20 gone /dev/ttyUSB0 || true
+  sleep "$away"
+  rig plug || { result "$name" fail "plug: $RIG_REPLY"; return 1; }
+  wait_for 30 test -c /dev/ttyUSB0 || true
+  # Identified again, then a regime commanded after it.
+  if wait_for 120 bash -c "journalctl -u lodestar --no-pager -o cat --since @$t0 | grep -A 200 'receiverIdentified: again' | grep -q 'regimeCommanded'"; then
+    seen=$(journal_since "$t0" | grep -E 'receiverLost|gpsdLost|receiverBack|receiverIdentified|regimeCommanded' | head -n 6 | cut -c1-160 | tr '\n' ' ')
+    result "$name" pass "unplugged $away s: $seen"
+  else
+    result "$name" fail "unplugged $away s; journal: $(journal_since "$t0" | tail -n 12 | cut -c1-200 | tr '\n' ' ')"
+  fi
+}
+
+# The track's delivered timestamps, as the jsonl has them and as the store has them.
+# location_times: the "timestamp" of each location line ({"type":"location",…}) on stdin.
+location_times() { grep '^{"type":"location"' | grep -o '"timestamp":"[^"]*"' | cut -d'"' -f4; }
+jsonl_times() { cat /var/lib/lodestar/track/locations*.jsonl 2>/dev/null | location_times; }
+store_times() { lodestar store export --format jsonl --store /var/lib/lodestar/store.sqlite 2>/dev/null | location_times; }
+
+# SIGKILL: systemd restarts it, the state is resumed, and nothing is duplicated or lost around the restart.
+check_kill() {
+  local before t0 jsonl store dups
+  before=$(restarts)
+  t0=$(date +%s)
+  systemctl kill -s KILL lodestar
+  if ! wait_for 60 bash -c "[ \$(systemctl show -p NRestarts --value lodestar) -gt $before ] && systemctl is-active -q lodestar"; then
+    result lodestar-kill fail "not restarted: NRestarts $(restarts), $(systemctl is-active lodestar)"
+    return 1
+  fi
+  sleep 40
+  jsonl=$(jsonl_times)
+  store=$(store_times)
+  dups=$(sort <<<"$jsonl" | uniq -d | wc -l)
+  local sdups only_jsonl only_store restored
+  sdups=$(sort <<<"$store" | uniq -d | wc -l)
+  only_jsonl=$(comm -23 <(sort -u <<<"$jsonl") <(sort -u <<<"$store") | wc -l)
+  only_store=$(comm -13 <(sort -u <<<"$jsonl") <(sort -u <<<"$store") | wc -l)
+  restored=$(journal_since "$t0" | grep -m 1 'restored' | cut -c1-200)
+  local detail="NRestarts $before -> $(restarts); jsonl $(wc -l <<<"$jsonl") locations, $dups duplicated; store $(wc -l <<<"$store"), $sdups duplicated; only in jsonl $only_jsonl, only in store $only_store; $restored"
+  if [ "$dups" -eq 0 ] && [ "$sdups" -eq 0 ] && [ "$only_jsonl" -le 1 ] && [ "$only_store" -le 1 ] && [ -n "$restored" ]; then
+    result lodestar-kill pass "$detail"
+  else
+    result lodestar-kill fail "$detail"
+  fi
+}
+
+# A hung daemon (SIGSTOP) stops pinging the watchdog; systemd kills and restarts it.
+check_watchdog() {
+  local before pid t0
+  before=$(restarts)
+  pid=$(main_pid)
+  t0=$(now)
+  kill -STOP "$pid"
+  if wait_for 90 bash -c "[ \$(systemctl show -p NRestarts --value lodestar) -gt $before ] && systemctl is-active -q lodestar"; then
+    result lodestar-watchdog pass "stopped pid $pid; restarted after $(since "$t0") s (WatchdogSec=$(systemctl show -p WatchdogUSec --value lodestar)); new pid $(main_pid); $(journalctl -b --no-pager -o cat | grep -m 1 -i 'watchdog timeout' | cut -c1-150)"
+  else
+    kill -CONT "$pid" 2>/dev/null
+    result lodestar-watchdog fail "NRestarts $(restarts), $(systemctl is-active lodestar) after $(since "$t0") s"
+  fi
+}
+
+# Nothing in the journal says permission denied or not permitted, for the service or about its files.
+check_journal_permissions() {
+  local found
+  found=$(journalctl -b --no-pager -o cat -u lodestar 2>/dev/null | grep -iE 'permission denied|not permitted|EACCES|EPERM' | head -n 5)
+  if [ -z "$found" ]; then
+    result lodestar-journal-permissions pass "no 'permission denied' or 'not permitted' in $(journalctl -b -u lodestar --no-pager -o cat | wc -l) journal lines of lodestar.service"
+  else
+    result lodestar-journal-permissions fail "$(tr '\n' ' ' <<<"$found" | head -c 600)"
+  fi
+}
+
+# systemd-analyze security's exposure score for the unit as shipped.
+check_security() {
+  local out score
+  out=$(systemd-analyze security --no-pager lodestar.service 2>&1)
+  score=$(grep -o 'Overall exposure level for lodestar.service: [0-9.]* [A-Z]*' <<<"$out")
+  log_lines "security:" "$(grep -E '^✗' <<<"$out" | cut -c1-140)" 60
+  if [ -n "$score" ] && awk -v s="$(awk '{ print $(NF - 1) }' <<<"$score")" 'BEGIN { exit !(s < 5) }'; then
+    result lodestar-security pass "$score"
+  else
+    result lodestar-security fail "${score:-no score}: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+  fi
+}
+
+# apt purge removes the config, the state and the logs; the system user stays.
+check_purge() {
+  local out left
+  out=$(DEBIAN_FRONTEND=noninteractive apt-get purge -y lodestar 2>&1) || true
+  left=$(ls -d /etc/lodestar /var/lib/lodestar /var/log/lodestar /run/lodestar /usr/bin/lodestar /usr/lib/systemd/system/lodestar.service 2>/dev/null | tr '\n' ' ')
+  if [ -z "$left" ] && ! dpkg-query -W lodestar >/dev/null 2>&1 && getent passwd lodestar >/dev/null \
+    && ! systemctl is-active -q lodestar; then
+    result lodestar-purge pass "apt purge: nothing left of /etc/lodestar, /var/lib/lodestar, the binary or the unit; the user stays: $(id lodestar)"
+  else
+    result lodestar-purge fail "left: ${left:-nothing}; dpkg: $(dpkg-query -W -f '${Status}' lodestar 2>&1); user: $(id lodestar 2>&1); $(tail -n 5 <<<"$out" | tr '\n' ' ')"
+  fi
+}

@@ -79,7 +79,7 @@ struct ParsedArguments {
             // asked for (swift-argument-parser refuses a value its `ExpressibleByArgument` type does not parse).
             if !option.choices.isEmpty, let value = values[option.name], !option.choices.contains(value) {
                 throw UsageError(
-                    message: "'--\(option.name)' takes \(option.choices.joined(separator: "|")), not '\(value)'")
+                    message: "option '--\(option.name)' takes \(option.choices.joined(separator: "|")), not '\(value)'")
             }
         }
     }

@@ -186,6 +186,13 @@ public struct ReceiverModel: Sendable, Hashable {
 }
 
 extension ReceiverModel {
+    /// `genericNMEA` behind a power switch (a GPIO enable line or a load switch): on, or off with no supply.
+    public static var switchedNMEA: ReceiverModel {
+        var model = genericNMEA
+        model.powerControl = .gpio
+        return model
+    }
+
     /// Any NMEA receiver behind gpsd with no known power commands: it runs, unless a power switch is configured
     /// (powerControl `gpio` or `usbPort`: GPIO load switch, uhubctl), which turns it off. Every figure is
     /// typical, unverified: it depends on the receiver. `current.off` 0 is the switched-off receiver's.

@@ -114,7 +114,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
             }
         }
         capture.noFix(t: 31)
-        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil))
+        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil), receiver: .switchedNMEA)
         manager.startUpdatingLocation(UpdatesConfiguration(desiredAccuracy: .best))
         let updates = await allUpdates(manager)
 
@@ -130,7 +130,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 
     @Test func requestLocationReturnsTheFirstFix() async throws {
-        let manager = LocationManager(source: .replay(try HandMadeCapture.moving(seconds: 20), speed: nil))
+        let manager = LocationManager(source: .replay(try HandMadeCapture.moving(seconds: 20), speed: nil), receiver: .switchedNMEA)
         let location = try await manager.requestLocation()
         #expect(location.timestamp.iso8601 == HandMadeCapture.time(1))
         #expect(abs(location.latitude - HandMadeCapture.latitude) < 1e-9)
@@ -142,7 +142,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         var capture = HandMadeCapture()
         for second in 0..<25 { capture.noFix(t: Double(second)) }
         for second in 25...40 { capture.fix(t: Double(second), east: Double(second)) }
-        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil))
+        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil), receiver: .switchedNMEA)
         // Updates keep the receiver on, so the fixes after the timeout are seen (and delivered).
         manager.startUpdatingLocation()
         let stream = manager.updates
@@ -159,7 +159,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     @Test func probesWakeTheReplayedReceiverAtTheirTime() async throws {
         var capture = HandMadeCapture()
         for second in 1...600 { capture.fix(t: Double(second), east: Double(second % 3), speed: 0.3) }
-        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil))
+        let manager = LocationManager(source: .replay(try capture.contents(), speed: nil), receiver: .switchedNMEA)
         manager.startUpdatingLocation(UpdatesConfiguration(activityType: .fitness))
         let updates = await allUpdates(manager)
         #expect(events(updates).contains { if case .paused = $0.kind { true } else { false } })
@@ -179,7 +179,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         var capture = HandMadeCapture()
         for second in 0..<2 { capture.noFix(t: Double(second)) }
         for second in 2...120 { capture.fix(t: Double(second), east: Double(second) * 5) }
-        let manager = LocationManager(source: .replay(try capture.contents(), speed: 1))
+        let manager = LocationManager(source: .replay(try capture.contents(), speed: 1), receiver: .switchedNMEA)
         let stream = manager.updates
         let updates = Task { await allUpdates(stream) }
         async let first = manager.requestLocation(timeout: 10)
@@ -199,7 +199,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         var capture = HandMadeCapture()
         // Five minutes of nothing at real speed: the request is cancelled long before its timeout or the end.
         for second in 0..<300 { capture.noFix(t: Double(second)) }
-        let manager = LocationManager(source: .replay(try capture.contents(), speed: 1))
+        let manager = LocationManager(source: .replay(try capture.contents(), speed: 1), receiver: .switchedNMEA)
         let stream = manager.updates
         let updates = Task { await allUpdates(stream) }
         let request = Task { try await manager.requestLocation(timeout: 200) }
@@ -212,7 +212,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 
     @Test func aDeferredBatchArrivesWholeAndOnce() async throws {
-        let manager = LocationManager(source: .replay(try HandMadeCapture.moving(seconds: 60), speed: nil))
+        let manager = LocationManager(source: .replay(try HandMadeCapture.moving(seconds: 60), speed: nil), receiver: .switchedNMEA)
         manager.startUpdatingLocation(UpdatesConfiguration(desiredAccuracy: .best))
         manager.allowDeferredLocationUpdates(untilTraveled: nil, timeout: 20)
         let updates = await allUpdates(manager)
@@ -234,7 +234,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     /// Nothing held is lost: a deferral without limits still holds everything when the capture ends, and the
     /// shutdown at its end delivers it.
     @Test func shutdownDeliversWhatADeferralHolds() async throws {
-        let manager = LocationManager(source: .replay(try HandMadeCapture.moving(seconds: 30), speed: nil))
+        let manager = LocationManager(source: .replay(try HandMadeCapture.moving(seconds: 30), speed: nil), receiver: .switchedNMEA)
         manager.startUpdatingLocation()
         manager.allowDeferredLocationUpdates()
         let updates = await allUpdates(manager)
@@ -260,7 +260,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
 
         let plain = RecordingControl()
         let withoutExit = LocationManager(
-            source: .replay(try HandMadeCapture.moving(seconds: 20), speed: nil), receiverControl: plain)
+            source: .replay(try HandMadeCapture.moving(seconds: 20), speed: nil), receiver: .switchedNMEA, receiverControl: plain)
         withoutExit.startUpdatingLocation()
         _ = await allUpdates(withoutExit)
         #expect(plain.regimes.last == .off)
@@ -270,7 +270,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
 
     @Test func aRealDriveDeliversCleanLocations() async throws {
         let manager = LocationManager(
-            source: .replay(try importedCapture("garmin-geko201-regensburg-drive-26m.nmea"), speed: nil))
+            source: .replay(try importedCapture("garmin-geko201-regensburg-drive-26m.nmea"), speed: nil), receiver: .switchedNMEA)
         manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
         let delivered = locations(await allUpdates(manager))
         #expect(delivered.count > 100)
@@ -282,7 +282,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
 
     @Test func theStationaryCapturePausesWhenDriving() async throws {
         let contents = try importedCapture("stationary-netherlands-20m.nmea")
-        let manager = LocationManager(source: .replay(contents, speed: nil))
+        let manager = LocationManager(source: .replay(contents, speed: nil), receiver: .switchedNMEA)
         manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
         let updates = await allUpdates(manager)
         let paused = events(updates).filter { if case .paused = $0.kind { true } else { false } }
@@ -296,7 +296,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     /// (the replay drops its fixes), and the events are at least 500 m and 5 minutes apart.
     @Test func significantChangesOnARealDrive() async throws {
         let manager = LocationManager(
-            source: .replay(try importedCapture("garmin-drive-reno-tahoe-2h43m.nmea"), speed: nil))
+            source: .replay(try importedCapture("garmin-drive-reno-tahoe-2h43m.nmea"), speed: nil), receiver: .switchedNMEA)
         manager.startMonitoringSignificantLocationChanges()
         let updates = await allUpdates(manager)
         let changes = events(updates).compactMap { event -> Location? in
@@ -330,7 +330,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     /// gpsd in the loop: a private gpsd reads a receiver log from a pty; the manager delivers its fixes.
     @Test func liveGpsdDeliversLocations() async throws {
         let bed = try GPSDTestBed.readOnly()
-        let manager = LocationManager(source: .gpsd(host: "127.0.0.1", port: bed.port))
+        let manager = LocationManager(source: .gpsd(host: "127.0.0.1", port: bed.port), receiver: .switchedNMEA)
         manager.startUpdatingLocation()
         let stream = manager.updates
         let collected = Task { await allUpdates(stream) }

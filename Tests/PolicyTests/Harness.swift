@@ -175,13 +175,3 @@ struct SplitMix: Sendable {
         return Double(z >> 11) / Double(1 << 53)
     }
 }
-
-extension ReceiverModel {
-    /// An NMEA receiver behind a power switch (a GPIO enable line): on or off, the simplest receiver the policy
-    /// can take down. `genericNMEA` alone, with no switch, is never taken down (releasing it saves nothing).
-    static var switchedNMEA: ReceiverModel {
-        var model = ReceiverModel.genericNMEA
-        model.powerControl = .gpio
-        return model
-    }
-}

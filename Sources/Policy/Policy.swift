@@ -508,9 +508,11 @@ public struct Policy: Sendable {
             ? "not counted: gpsd or the receiver is unreachable" : "\(Words.ordinal(failures)) failure in a row"
     }
 
+    /// `base` grown by `backoffFactor` per failure (none for 0 or fewer: a series not counted while the receiver
+    /// was unreachable), up to `maximumBackoff`.
     private func backoff(base: Double, failures: Int) -> Double {
         var delay = base
-        for _ in 0..<failures { delay *= configuration.acquisition.backoffFactor }
+        for _ in 0..<max(failures, 0) { delay *= configuration.acquisition.backoffFactor }
         return min(delay, max(configuration.acquisition.maximumBackoff, base))
     }
 

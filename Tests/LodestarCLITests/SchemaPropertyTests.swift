@@ -24,16 +24,8 @@ import Glibc
     /// Per case: validation is milliseconds, an evaluation of the 24 s capture well under a second.
     static let limit = 5.0
 
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// The fuzz tests' SplitMix64, so a seed names the same values here.
+    typealias Generator = SemanticFuzzTests.Generator
 
     static let seed: UInt64 = ProcessInfo.processInfo.environment["LODESTAR_PROPERTY_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 0...UInt64(UInt32.max))

@@ -289,6 +289,8 @@ public final class DaemonService {
         case .rejected(let problems):
             hooks.log("lodestar run: reload refused, the running config stays:")
             for problem in problems { hooks.log("  \(problem)") }
+            // Each refusal is news, not the same condition going on: it becomes the newest problem.
+            clear("reload")
             note(error: "reload refused: " + (problems.first ?? "invalid config"), about: "reload")
         case .accepted(let new):
             hooks.log("lodestar run: reloading: profile \(new.profile.name)")
@@ -410,11 +412,12 @@ public final class DaemonService {
     /// `error` is true now, about `key`; the status shows the newest problem still true.
     private func note(error: String, about key: String) {
         if let index = problems.firstIndex(where: { $0.key == key }) {
-            // The same condition, still there: its time stays when it began.
-            guard problems[index].message != error else { return }
-            problems.remove(at: index)
+            // The same condition, still there, perhaps in other words (a full store fails on the insert, then on
+            // the checkpoint): it keeps its place and the time it began, so it does not hide a newer problem.
+            problems[index].message = error
+        } else {
+            problems.append((key, error, UTCTime.now()))
         }
-        problems.append((key, error, UTCTime.now()))
         showNewestProblem()
     }
 

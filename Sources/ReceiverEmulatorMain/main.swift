@@ -9,6 +9,9 @@
 // stdout: `device /dev/pts/N` first; then, on SIGUSR1 and once more on SIGTERM or SIGINT (before exiting 0),
 // one JSON line: the emulator's clock, the charge drawn, the charge always-on would have drawn, its power
 // state and the commands heard so far.
+// SIGUSR2 cuts the receiver's supply and SIGHUP restores it: a USB receiver is powered by its cable, so the rig
+// sends them when it unplugs and plugs it, and a replugged receiver starts again from power-up, its
+// configuration lost, as a real one does.
 import Capture
 import Lodestar
 import Policy
@@ -69,7 +72,7 @@ do {
         capture: contents, personality: personality, model: profile.receiver, speed: speed, connection: connection)
 } catch { fail("cannot open a pty: \(error)", 71) }
 
-for number in [SIGTERM, SIGINT, SIGUSR1] {
+for number in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP] {
     var action = sigaction()
     action.__sigaction_handler.sa_handler = { pending.store($0, ordering: .relaxed) }
     sigemptyset(&action.sa_mask)
@@ -105,6 +108,8 @@ while true {
     sleepSeconds(0.05)
     switch pending.exchange(0, ordering: .relaxed) {
     case SIGUSR1: report()
+    case SIGUSR2: receiver.setPowered(false)
+    case SIGHUP: receiver.setPowered(true)
     case SIGTERM, SIGINT:
         report()
         receiver.stop()

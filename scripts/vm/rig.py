@@ -236,6 +236,8 @@ class Rig:
         self.gps = self.connect(self.gps_path)
         self.selector.register(self.gps, selectors.EVENT_READ, "gps")
         self.plugged = True
+        # The cable powers a USB receiver: it powers up now, and its first words reach the guest.
+        self.power_emulator(signal.SIGHUP)
         if not quiet:
             self.say("gps: plugged")
         return "ok plugged"
@@ -247,8 +249,14 @@ class Rig:
         self.selector.unregister(self.gps)
         self.gps.close()
         self.gps = None
+        self.power_emulator(signal.SIGUSR2)
         self.say("gps: unplugged")
         return "ok unplugged"
+
+    def power_emulator(self, sig):
+        """SIGUSR2 cuts the emulated receiver's supply, SIGHUP restores it (Sources/ReceiverEmulatorMain/main.swift)."""
+        if self.emulator is not None and self.emulator.poll() is None:
+            self.emulator.send_signal(sig)
 
     def pump_pty(self):
         try:
@@ -482,6 +490,9 @@ def stand_in_emulator(args):
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
     signal.signal(signal.SIGUSR1, lambda *_: reports.append(1))
+    # A plain NMEA stand-in has no supply to cut: the rig's unplug and plug signals change nothing.
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     index = 0
     next_epoch = time.monotonic()
     while not stop:

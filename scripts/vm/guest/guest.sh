@@ -239,10 +239,9 @@ run_lodestar() {
   run_check check_charge "$ready_report" 120
   run_check check_reload
   run_check check_replug lodestar-replug 10
-  # Not yet: an unplug longer than gpsd's own minute. The host's emulator does not lose power when the rig
-  # unplugs it, so a receiver Lodestar left in standby comes back silent, gpsd never identifies it ("Type of
-  # /dev/ttyUSB0 is unknown") and refuses the wake; a real USB receiver powers up when plugged in. The rig must
-  # tell the emulator first (docs/vm-rig.md).
+  # Longer than gpsd's own timeouts: the receiver powers up again when plugged (the rig cuts and restores the
+  # emulator's supply with the cable), whatever regime it was left in.
+  run_check check_replug lodestar-replug-long 75
   run_check check_kill
   run_check check_watchdog
   run_check check_journal_permissions

@@ -79,8 +79,9 @@ check_reload() {
 # Unplug and replug: udev and gpsd see the device go and come back, and Lodestar identifies it again and
 # applies its power setup again. $1: how long it stays unplugged.
 check_replug() {
-  local name=$1 away=$2 t0 seen
+  local name=$1 away=$2 t0 seen last
   t0=$(date +%s)
+  last=$(jsonl_times | sort | tail -n 1)
   rig unplug || { result "$name" fail "unplug: $RIG_REPLY"; return 1; }
   wait_for 20 gone /dev/ttyUSB0 || true
   sleep "$away"
@@ -89,11 +90,19 @@ check_replug() {
   # Identified again, then a regime commanded after it.
   if wait_for 120 bash -c "journalctl -u lodestar --no-pager -o cat --since @$t0 | grep -A 200 'receiverIdentified: again' | grep -q 'regimeCommanded'"; then
     seen=$(journal_since "$t0" | grep -E 'receiverLost|gpsdLost|receiverBack|receiverIdentified|regimeCommanded' | head -n 6 | cut -c1-160 | tr '\n' ' ')
-    result "$name" pass "unplugged $away s: $seen"
+    # And the track goes on: a location with a timestamp after the last one before the unplug.
+    if wait_for 120 newer_location_than "$last"; then
+      result "$name" pass "unplugged $away s: $seen; a new location $(jsonl_times | sort | tail -n 1) after $last"
+    else
+      result "$name" fail "unplugged $away s: identified again, but no location after $last within 120 s: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+    fi
   else
     result "$name" fail "unplugged $away s; journal: $(journal_since "$t0" | tail -n 12 | cut -c1-200 | tr '\n' ' ')"
   fi
 }
+
+# newer_location_than TIME: the jsonl has a location timestamped after TIME (ISO 8601 UTC sorts as text).
+newer_location_than() { [[ "$(jsonl_times | sort | tail -n 1)" > "$1" ]]; }
 
 # The track's delivered timestamps, as the jsonl has them and as the store has them.
 # location_times: the "timestamp" of each location line ({"type":"location",…}) on stdin.

@@ -5,6 +5,10 @@
 // not part of the `lodestar` product or the Debian package.
 //
 //   receiver-emulator --profile NAME --capture FILE.capture [--speed N] [--connection usb|uart]
+//                     [--personality ublox8|mtk3339|genericNMEA]
+//
+// --personality plays another receiver than the profile's (its model's currents too): the rig swaps a u-blox
+// for a MediaTek on the same cable to show the commands each one gets.
 //
 // stdout: `device /dev/pts/N` first; then, on SIGUSR1 and once more on SIGTERM or SIGINT (before exiting 0),
 // one JSON line: the emulator's clock, the charge drawn, the charge always-on would have drawn, its power
@@ -59,17 +63,34 @@ case "usb": connection = .usb
 case "uart": connection = .uart
 default: fail("--connection must be usb or uart", 64)
 }
-let personality: EmulatedReceiver.Personality
-switch profile.receiver.powerControl {
-case .ubx: personality = .ublox8
-case .pmtk: personality = .mtk3339
-case .gpio, .usbPort, .closeDevice, .sirf: personality = .genericNMEA
+/// The profile's receiver, or the one --personality names with its model's currents.
+@MainActor func chosenReceiver() -> (EmulatedReceiver.Personality, ReceiverModel) {
+    let own: EmulatedReceiver.Personality
+    switch profile.receiver.powerControl {
+    case .ubx: own = .ublox8
+    case .pmtk: own = .mtk3339
+    case .gpio, .usbPort, .closeDevice, .sirf: own = .genericNMEA
+    }
+    guard let name = options["personality"] else { return (own, profile.receiver) }
+    guard let chosen = EmulatedReceiver.Personality(rawValue: name) else {
+        fail("--personality takes \(EmulatedReceiver.Personality.allCases.map(\.rawValue).joined(separator: "|")), not '\(name)'", 64)
+    }
+    guard chosen != own else { return (own, profile.receiver) }
+    var model: ReceiverModel
+    switch chosen {
+    case .ublox8: model = .ublox8
+    case .mtk3339: model = .mt3339
+    case .genericNMEA: model = .genericNMEA
+    }
+    model.connection = connection
+    return (chosen, model)
 }
+let (personality, model) = chosenReceiver()
 
 let receiver: EmulatedReceiver
 do {
     receiver = try EmulatedReceiver(
-        capture: contents, personality: personality, model: profile.receiver, speed: speed, connection: connection)
+        capture: contents, personality: personality, model: model, speed: speed, connection: connection)
 } catch { fail("cannot open a pty: \(error)", 71) }
 
 for number in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP] {
@@ -87,7 +108,7 @@ receiver.start()
 func report() {
     let now = receiver.clock
     let drawn = receiver.energyMilliampHours(until: now)
-    let alwaysOn = profile.receiver.current.tracking * max(now - start, 0) / 3600
+    let alwaysOn = model.current.tracking * max(now - start, 0) / 3600
     let commands = receiver.commands.map { command -> String in
         let name: String
         switch command.message {

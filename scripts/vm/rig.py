@@ -12,6 +12,8 @@
     plug | unplug       connect to / close qemu's usb-serial socket: the guest's /dev/ttyUSB0 appears / goes.
                         While plugged, bytes are bridged both ways to the emulator's pty.
     emulator-report     answer with the emulator's JSON report line (it prints one on SIGUSR1)
+    swap PERSONALITY    unplug, stop the emulator, start it again as another receiver (its --personality,
+                        e.g. mtk3339) on the same capture and cable, and plug it in
     log TEXT            print TEXT
     result NAME pass|fail DETAIL
     reboot-expected     the guest is about to reboot: qemu (-no-reboot) exits, and is started again on the same
@@ -100,10 +102,13 @@ class Rig:
         self.log_file.write(line + "\n")
 
     # -- the emulator ---------------------------------------------------------------------------------------
-    def start_emulator(self):
+    def start_emulator(self, personality=None):
         a = self.args
         command = shlex.split(a.emulator) + ["--profile", a.profile, "--capture", a.capture,
                                              "--speed", "1", "--connection", a.connection]
+        if personality:
+            command += ["--personality", personality]
+        self.emulator_lines, self.emulator_buffer = [], b""
         self.say("emulator: " + " ".join(shlex.quote(c) for c in command))
         errors = open(os.path.join(self.run_dir, "emulator.log"), "ab")
         self.emulator = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -342,6 +347,20 @@ class Rig:
                 return "error %s" % error
         if command == "unplug":
             return self.unplug()
+        if command == "swap":
+            if not rest or not rest.replace("_", "").isalnum():
+                return "error usage: swap PERSONALITY"
+            self.unplug()
+            report = self.emulator_report(signal.SIGTERM, wait=3)
+            if report:
+                self.say("emulator: last report before the swap: " + report)
+            kill(self.emulator)
+            self.forget_pty()
+            try:
+                self.start_emulator(rest)
+                return self.plug()
+            except RuntimeError as error:
+                return "error %s" % error
         if command == "emulator-report":
             report = self.emulator_report()
             if report is None:

@@ -309,6 +309,7 @@ if [ -n "$deb" ] && dpkg-query -W lodestar >/dev/null 2>&1; then
   sleep 20
   lodestar_state boot2-lodestar-service
   power_commands boot2-lodestar-power-commands
+  run_check check_mediatek
   run_check check_purge
 elif emulator_report; then
   result emulator-report pass "${REPORT:0:300}"

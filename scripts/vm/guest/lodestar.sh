@@ -101,6 +101,27 @@ check_replug() {
   fi
 }
 
+# A MediaTek on the same cable in place of the u-blox: gpsd's MTK-3301 driver identifies it, Lodestar picks
+# PMTK for it, and the car profile's naps reach it as PMTK161 standby through the guest's gpsd.
+check_mediatek() {
+  local t0 heard
+  t0=$(date +%s)
+  rig swap mtk3339 || { result lodestar-mediatek fail "swap: $RIG_REPLY"; return 1; }
+  wait_for 30 test -c /dev/ttyUSB0 || true
+  if ! wait_for 120 bash -c "journalctl -u lodestar --no-pager -o cat --since @$t0 | grep -q 'receiverIdentified: .*mechanism pmtk'"; then
+    result lodestar-mediatek fail "not identified as a MediaTek within 120 s: $(journal_since "$t0" | grep -E 'receiver|regime' | tail -n 6 | cut -c1-200 | tr '\n' ' ')"
+    return 1
+  fi
+  wait_for 150 pmtk_standby_heard || true
+  heard=$(commands_since 0 "$REPORT" | sort | tr '\n' ',')
+  if grep -q 'PMTK161 x' <<<"$heard"; then
+    result lodestar-mediatek pass "$(journal_since "$t0" | grep -m 1 'receiverIdentified' | cut -c1-200); the emulated MT3339 heard: $heard"
+  else
+    result lodestar-mediatek fail "no PMTK161 within 150 s; heard: ${heard:-nothing}; journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+  fi
+}
+pmtk_standby_heard() { emulator_report && grep -q '"command":"PMTK161","ignored":false' <<<"$REPORT" || { sleep 2; false; }; }
+
 # newer_location_than TIME: the jsonl has a location timestamped after TIME (ISO 8601 UTC sorts as text).
 newer_location_than() { [[ "$(jsonl_times | sort | tail -n 1)" > "$1" ]]; }
 

@@ -194,6 +194,9 @@ public struct PowerController: Sendable {
         }
         // A device gone (nil identity) keeps what was identified: a USB port switched off brings it back.
         guard let identity else { return }
+        // gpsd's notice that the device is back may already name its first, generic driver, and it arrives
+        // before the activation itself: the receiver is asked what it is from here.
+        if deviceGone { startReidentifying(path: identity.path, now: now) }
         let candidate = ReceiverIdentification(identity)
         var cameBack: String?
         if var pending = reidentifying, pending.path == identity.path {
@@ -259,10 +262,7 @@ public struct PowerController: Sendable {
         guard engaged, !shuttingDown else { return }
         if deviceGone {
             deviceGone = false
-            // Asked once gpsd's probing of the device is over, as the regime is.
-            if isCommandMechanism {
-                reidentifying = Reidentifying(path: path, nextPollAt: now + configuration.timeouts.probeSettle)
-            }
+            startReidentifying(path: path, now: now)
         }
         let heldDown: ReceiverRegime
         switch phase {
@@ -433,6 +433,13 @@ public struct PowerController: Sendable {
         case .mediatek: .pmtk(PMTKCommand.queryFirmware)
         default: nil
         }
+    }
+
+    /// The device came back on `path`: its receiver is asked what it is once gpsd's probing is over, as the
+    /// regime is (a receiver with commands only; one already being asked keeps its count).
+    private mutating func startReidentifying(path: String, now: Double) {
+        guard isCommandMechanism, reidentifying?.path != path else { return }
+        reidentifying = Reidentifying(path: path, nextPollAt: now + configuration.timeouts.probeSettle)
     }
 
     /// Asks the receiver on the device that came back what it is, up to `identificationPolls` times; then

@@ -518,21 +518,29 @@ struct ControllerScript {
     /// A u-blox 8 over USB held in standby on `/dev/ttyACM0`, its device gone at 30 s (gpsd says so with a
     /// device closing, or by going away) and back on `path` at 40 s, where gpsd names only the generic NMEA
     /// driver at 41 s, as gpsd 3.22 does for a device added where another was.
-    static func cameBack(on path: String) -> ControllerScript {
+    /// `driverInTheActivation`: gpsd's notice that the device is back already names the generic driver, so
+    /// the identity changes before the activation is seen (as the guest's gpsd does in scripts/vm-test).
+    static func cameBack(on path: String, driverInTheActivation: Bool = false) -> ControllerScript {
         let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
         var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
         script.holdInStandby("/dev/ttyACM0")
         script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
         script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
-        script.send(.receiverChanged(devicePath: path, identity: nil), at: 40)
-        script.send(.deviceActivated(devicePath: path), at: 40)
-        script.send(.receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 41)
+        let generic = ReceiverIdentity(path: path, driver: "NMEA0183")
+        if driverInTheActivation {
+            script.send(.receiverChanged(devicePath: path, identity: generic), at: 40)
+            script.send(.deviceActivated(devicePath: path), at: 40)
+        } else {
+            script.send(.receiverChanged(devicePath: path, identity: nil), at: 40)
+            script.send(.deviceActivated(devicePath: path), at: 40)
+            script.send(.receiverChanged(devicePath: path, identity: generic), at: 41)
+        }
         return script
     }
 
-    @Test(arguments: ["/dev/ttyACM0", "/dev/ttyACM1"])
-    func aReceiverThatCameBackIsAskedWhatItIsAndPutInItsRegimeAgain(path: String) {
-        var script = Self.cameBack(on: path)
+    @Test(arguments: ["/dev/ttyACM0", "/dev/ttyACM1"], [false, true])
+    func aReceiverThatCameBackIsAskedWhatItIsAndPutInItsRegimeAgain(path: String, driverInTheActivation: Bool) {
+        var script = Self.cameBack(on: path, driverInTheActivation: driverInTheActivation)
         // gpsd's generic name does not make it a receiver without commands.
         #expect(script.controller.mechanism == .ubx)
         #expect(script.events(.receiverIdentified).count == 1)

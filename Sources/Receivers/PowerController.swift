@@ -425,13 +425,17 @@ public struct PowerController: Sendable {
         }
     }
 
-    /// The message that makes the identified receiver say what it is, which gpsd decodes; nil for a
-    /// receiver without commands.
-    private var identificationPoll: ReceiverMessage? {
+    /// The messages that make a receiver say what it is, which gpsd decodes (none for one without commands):
+    /// every make's version query Lodestar can drive, the one identified before first: the receiver that came
+    /// back may be another make (a u-blox swapped for a MediaTek), and gpsd probes no further by itself. A
+    /// receiver ignores the other make's query.
+    private var identificationPolls: [ReceiverMessage] {
+        let ublox = ReceiverMessage.ubx(UBXCommand.pollVersion)
+        let mediatek = ReceiverMessage.pmtk(PMTKCommand.queryFirmware)
         switch identification?.family {
-        case .ublox: .ubx(UBXCommand.pollVersion)
-        case .mediatek: .pmtk(PMTKCommand.queryFirmware)
-        default: nil
+        case .ublox: return [ublox, mediatek]
+        case .mediatek: return [mediatek, ublox]
+        default: return []
         }
     }
 
@@ -442,16 +446,17 @@ public struct PowerController: Sendable {
         reidentifying = Reidentifying(path: path, nextPollAt: now + configuration.timeouts.probeSettle)
     }
 
-    /// Asks the receiver on the device that came back what it is, up to `identificationPolls` times; then
+    /// Asks the receiver on the device that came back what it is, up to `Self.identificationPolls` times; then
     /// takes what gpsd said meanwhile, however vague (another receiver may really have been plugged in).
     private mutating func pollIdentity(now: Double) {
         guard var pending = reidentifying else { return }
-        guard pending.polls < Self.identificationPolls, let poll = identificationPoll else {
+        let polls = identificationPolls
+        guard pending.polls < Self.identificationPolls, !polls.isEmpty else {
             reidentifying = nil
             if let vague = pending.vague { receiverChanged(path: vague.path, identity: vague, now: now) }
             return
         }
-        write(.message(poll), confirmsPowerSave: false)
+        for poll in polls { write(.message(poll), confirmsPowerSave: false) }
         pending.polls += 1
         pending.nextPollAt = now + configuration.timeouts.probeSettle
         reidentifying = pending

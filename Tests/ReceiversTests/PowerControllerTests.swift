@@ -514,6 +514,7 @@ struct ControllerScript {
 /// another), or gpsd restarted.
 @Suite struct PowerControllerReturnTests {
     static let poll = ReceiverWrite.message(.ubx(UBXCommand.pollVersion))
+    static let mediatekPoll = ReceiverWrite.message(.pmtk(PMTKCommand.queryFirmware))
 
     /// A u-blox 8 over USB held in standby on `/dev/ttyACM0`, its device gone at 30 s (gpsd says so with a
     /// device closing, or by going away) and back on `path` at 40 s, where gpsd names only the generic NMEA
@@ -546,7 +547,7 @@ struct ControllerScript {
         #expect(script.events(.receiverIdentified).count == 1)
         script.advance(to: 44)
         // Once gpsd's probing is over: the version poll, and standby again on the device that came back.
-        #expect(writes(script, since: 40) == [Self.poll, PowerControllerTests.stop])
+        #expect(writes(script, since: 40) == [Self.poll, Self.mediatekPoll, PowerControllerTests.stop])
         #expect(script.events(.reapplied).map(\.regime) == [.standby])
         // The poll's answer makes gpsd name the u-blox: identified again, and no more polls.
         script.send(.receiverChanged(devicePath: path, identity: PowerControllerTests.ublox8(path)), at: 45)
@@ -568,6 +569,21 @@ struct ControllerScript {
         #expect(script.controller.mechanism == .closeDevice)
         #expect(script.controller.identification?.family == .nmea)
         #expect(script.events(.receiverIdentified).last?.detail.contains("NMEA0183") == true)
+    }
+
+    /// A u-blox unplugged and a MediaTek plugged in its place: gpsd probes no further, so only the polls
+    /// find the new make, and its own commands drive it from then on.
+    @Test func aMediaTekInTheUbloxsPlaceIsFoundByThePolls() {
+        var script = Self.cameBack(on: "/dev/ttyACM0", driverInTheActivation: true)
+        script.advance(to: 44)
+        #expect(writes(script, since: 40).prefix(2) == [Self.poll, Self.mediatekPoll])
+        let mediatek = ReceiverIdentity(path: "/dev/ttyACM0", driver: "MTK-3301")
+        script.send(.receiverChanged(devicePath: "/dev/ttyACM0", identity: mediatek), at: 45)
+        #expect(script.controller.mechanism == .pmtk)
+        #expect(script.events(.receiverIdentified).last?.detail.contains("MTK-3301") == true)
+        script.advance(to: 70)
+        // No more polls once a make answered.
+        #expect(writes(script, since: 44.5).filter { $0 == Self.poll || $0 == Self.mediatekPoll }.isEmpty)
     }
 
     @Test func aDeviceGpsdReopenedWithoutLosingItIsNotPolled() {

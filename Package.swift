@@ -23,7 +23,8 @@ let package = Package(
         .executable(name: "receiver-emulator", targets: ["ReceiverEmulatorMain"]),
     ],
     targets: [
-        // The only C in the package: libgps through one shim header of static inline functions.
+        // libgps through one shim header of static inline functions, linked statically from libgps.a
+        // (Sources/CGPS/module.modulemap); only GPSD imports it.
         .systemLibrary(
             name: "CGPS",
             path: "Sources/CGPS",

@@ -146,7 +146,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// Delivered locations, one JSON object per line (the README's schema), plus the events and regime changes.
+    /// Delivered locations, one JSON object per line (the schema in docs/cli.md), plus the events and regime changes.
     public struct JSONLOutput: Sendable, Equatable {
         /// Relative paths are under `stateDirectory`.
         public var path: String = "track/locations.jsonl"

@@ -329,7 +329,7 @@ struct JSONFields {
     func requiredRegime(_ key: String) throws(DaemonFileError) -> ReceiverRegime { try required(key, regime) }
 }
 
-/// A `Location` as the service's files keep it: the README's jsonl key names, every member, timestamps in
+/// A `Location` as the service's files keep it: the jsonl key names of docs/cli.md, every member, timestamps in
 /// milliseconds (as gpsd gives them).
 enum LocationJSON {
     static func value(_ location: Location) -> JSONValue {

@@ -78,26 +78,6 @@ public enum LocationError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The library's front door, modelled on Core Location's `CLLocationManager`: standard updates with a desired
-/// accuracy, distance filter and automatic pause; deferred updates; significant-change monitoring; single-
-/// shot requests. All of them may run at once and share one receiver (docs/contract.md §2–§8).
-///
-/// ```swift
-/// let manager = LocationManager(source: .gpsd())
-/// manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
-/// for await update in manager.updates {
-///     if case .locations(let locations) = update { print(locations) }
-/// }
-/// ```
-///
-/// The policy runs on one thread of the manager's own (the runtime), which alone owns the clock, the
-/// timers and, live, the connection to gpsd (read between its timers). Every method returns at
-/// once and may be called from any thread or task; calls take effect in the order they were made.
-///
-/// A live source starts at the first call. A replay starts playing when `updates` is first iterated or a
-/// location is requested: calls made before that take effect at the capture's start, which makes a replay
-/// deterministic. The manager finishes at `shutdown()`, at the end of a replay, or when it is released:
-/// keep a reference for as long as you want updates.
 /// A manager's updates (`LocationManager.updates`): an `AsyncSequence` that starts a replay when first
 /// iterated.
 public struct LocationUpdates: AsyncSequence, Sendable {
@@ -124,6 +104,26 @@ public struct LocationUpdates: AsyncSequence, Sendable {
     }
 }
 
+/// The library's front door, modelled on Core Location's `CLLocationManager`: standard updates with a desired
+/// accuracy, distance filter and automatic pause; deferred updates; significant-change monitoring; single-
+/// shot requests. All of them may run at once and share one receiver (docs/contract.md §2–§8).
+///
+/// ```swift
+/// let manager = LocationManager(source: .gpsd())
+/// manager.startUpdatingLocation(UpdatesConfiguration(activityType: .automotiveNavigation))
+/// for await update in manager.updates {
+///     if case .locations(let locations) = update { print(locations) }
+/// }
+/// ```
+///
+/// The policy runs on one thread of the manager's own (the runtime), which alone owns the clock, the
+/// timers and, live, the connection to gpsd (read between its timers). Every method returns at
+/// once and may be called from any thread or task; calls take effect in the order they were made.
+///
+/// A live source starts at the first call. A replay starts playing when `updates` is first iterated or a
+/// location is requested: calls made before that take effect at the capture's start, which makes a replay
+/// deterministic. The manager finishes at `shutdown()`, at the end of a replay, or when it is released:
+/// keep a reference for as long as you want updates.
 public final class LocationManager: Sendable {
     private let core: ManagerCore
 

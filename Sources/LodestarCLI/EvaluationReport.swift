@@ -7,7 +7,7 @@ import Policy
 import Glibc
 #endif
 
-/// The HTML report of `replay --evaluate --report` (README.md, `replay --evaluate`): one self-contained file, inline
+/// The HTML report of `replay --evaluate --report` (docs/cli.md, `replay --evaluate`): one self-contained file, inline
 /// CSS and SVG, no script, nothing fetched. The track coloured by what the receiver was doing at each true fix, so
 /// where it slept shows without reading a number; under it a timeline of regime, current and staleness
 /// against the bound; then the figures of the profile, the baselines and the oracle.

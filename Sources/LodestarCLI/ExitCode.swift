@@ -1,4 +1,4 @@
-/// sysexits(3) codes, as swift-argument-parser and gpsd's own tools use them. Documented in the README; each
+/// sysexits(3) codes, as swift-argument-parser and gpsd's own tools use them. Documented in docs/cli.md; each
 /// command declares which it returns and what they mean for it (`CommandDeclaration.exitStatuses`).
 public enum ExitCode: Int32, Sendable, CaseIterable {
     case success = 0

@@ -4,7 +4,7 @@ import JSON
 
 /// How `watch` and `demo` print locations; `LocationPrinter` prints them.
 public enum LocationFormat: String, Sendable, CaseIterable {
-    /// One JSON object per line, the schema in the README.
+    /// One JSON object per line, the schema in docs/cli.md.
     case jsonl
     /// One aligned line per fix, for people.
     case text

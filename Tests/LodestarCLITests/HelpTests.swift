@@ -337,18 +337,24 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         }
     }
 
-    /// The help texts README.md shows are the generated ones.
-    @Test func readmeShowsTheGeneratedHelp() throws {
-        let readmePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md").path
-        let readme = try String(contentsOfFile: readmePath, encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```\n").filter { $0.hasPrefix("USAGE: lodestar") }
-        #expect(!blocks.isEmpty)
-        for block in blocks {
-            let path = commandPaths.filter { block.hasPrefix("USAGE: " + (["lodestar"] + $0).joined(separator: " ")) }
-                .max { $0.count < $1.count } ?? []
-            #expect(helpText(path).hasPrefix(block), "README's block differs from 'lodestar \(path) --help':\n\(block)")
+    /// The help texts README.md and docs/ show (docs/cli.md has watch's and replay's) are the generated ones.
+    @Test func theDocsShowTheGeneratedHelp() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        var checked = 0
+        for file in ["README.md"] + docs {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            let blocks = text.components(separatedBy: "```\n").filter { $0.hasPrefix("USAGE: lodestar") }
+            for block in blocks {
+                let path = commandPaths.filter { block.hasPrefix("USAGE: " + (["lodestar"] + $0).joined(separator: " ")) }
+                    .max { $0.count < $1.count } ?? []
+                #expect(helpText(path).hasPrefix(block), "\(file)'s block differs from 'lodestar \(path) --help':\n\(block)")
+                checked += 1
+            }
         }
+        #expect(checked >= 2, "only \(checked) help blocks found in README.md and docs/")
     }
 
     /// lodestar(1) is generated from the same declarations: it has a section for every command with every

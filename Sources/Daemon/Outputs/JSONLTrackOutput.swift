@@ -1,6 +1,6 @@
 import GPSModel
 
-/// The jsonl track file: every record as one JSON object per line (locations in the README's schema, and the
+/// The jsonl track file: every record as one JSON object per line (locations in docs/cli.md's schema, and the
 /// regime, event and power lines with `t` and `timestamp`), in a `RotatingFile`.
 public final class JSONLTrackOutput: TrackOutput {
     public let file: RotatingFile

@@ -150,7 +150,11 @@ check_kill() {
   only_jsonl=$(comm -23 <(sort -u <<<"$jsonl") <(sort -u <<<"$store") | wc -l)
   only_store=$(comm -13 <(sort -u <<<"$jsonl") <(sort -u <<<"$store") | wc -l)
   restored=$(journal_since "$t0" | grep -m 1 'restored' | cut -c1-200)
-  local detail="NRestarts $before -> $(restarts); jsonl $(wc -l <<<"$jsonl") locations, $dups duplicated; store $(wc -l <<<"$store"), $sdups duplicated; only in jsonl $only_jsonl, only in store $only_store; $restored"
+  # Which ones, to place them against the kill (the restored last location) and the earlier scenarios.
+  local which
+  which=$({ comm -23 <(sort -u <<<"$jsonl") <(sort -u <<<"$store") | sed 's/^/jsonl only: /'
+    comm -13 <(sort -u <<<"$jsonl") <(sort -u <<<"$store") | sed 's/^/store only: /'; } | head -n 6 | tr '\n' ' ')
+  local detail="NRestarts $before -> $(restarts); jsonl $(wc -l <<<"$jsonl") locations, $dups duplicated; store $(wc -l <<<"$store"), $sdups duplicated; only in jsonl $only_jsonl, only in store $only_store ${which:+($which)}; $restored"
   if [ "$dups" -eq 0 ] && [ "$sdups" -eq 0 ] && [ "$only_jsonl" -le 1 ] && [ "$only_store" -le 1 ] && [ -n "$restored" ]; then
     result lodestar-kill pass "$detail"
   else

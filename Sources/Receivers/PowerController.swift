@@ -166,6 +166,9 @@ public struct PowerController: Sendable {
     /// identification from before stands.
     private struct Reidentifying: Sendable {
         var path: String
+        /// The device came back (a replug, a gpsd restart); false: the receiver was found at start with its
+        /// make but not its generation (gpsd names `u-blox` before its MON-VER, if it ever polls it).
+        var cameBack = true
         var polls = 0
         var nextPollAt: Double
         /// The vaguer identity gpsd gave meanwhile: taken once the polls are used up without a better one.
@@ -206,8 +209,10 @@ public struct PowerController: Sendable {
                 reidentifying = pending
                 return
             }
+            // Found at start: the same word again is not the answer; the polls go on.
+            if !pending.cameBack, candidate == identification { return }
             reidentifying = nil
-            cameBack = identity.path
+            if pending.cameBack { cameBack = identity.path }
         }
         let before = (identification, mechanism, connection)
         self.identity = identity
@@ -378,6 +383,12 @@ public struct PowerController: Sendable {
         if isCommandMechanism && identification == nil { return }
         engaged = true
         if identification != nil { reportIdentification() }
+        // A u-blox whose generation gpsd has not said is asked for its versions, as one that came back is: its
+        // generation decides power save and backup.
+        if case .ublox(nil) = identification?.family, let identity {
+            reidentifying = Reidentifying(
+                path: identity.path, cameBack: false, nextPollAt: now + configuration.timeouts.probeSettle)
+        }
         updateOffers()
         switch mechanism {
         case .gpio, .usbPort:

@@ -586,6 +586,25 @@ struct ControllerScript {
         #expect(writes(script, since: 44.5).filter { $0 == Self.poll || $0 == Self.mediatekPoll }.isEmpty)
     }
 
+    /// gpsd named the make but not the generation (it saw UBX before any MON-VER): the receiver is asked,
+    /// and the answer brings the generation's power save.
+    @Test func aUbloxOfUnknownGenerationAtStartIsAskedItsVersions() {
+        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
+        let bare = ReceiverIdentity(path: "/dev/ttyACM0", driver: "u-blox")
+        var script = ControllerScript(configuration, identified: bare)
+        script.send(.receiverChanged(devicePath: "/dev/ttyACM0", identity: bare), at: 1)
+        #expect(script.offers.last?.contains(.powerSave) == false)
+        script.advance(to: 5)
+        #expect(writes(script, since: 0.5).filter { $0 == Self.poll }.count == 1)
+        script.send(.receiverChanged(devicePath: "/dev/ttyACM0", identity: PowerControllerTests.ublox8("/dev/ttyACM0")), at: 6)
+        #expect(script.offers.last?.contains(.powerSave) == true)
+        let identified = script.events(.receiverIdentified)
+        #expect(identified.count == 2)
+        #expect(identified.last?.detail.contains("again") == false, "\(identified)")
+        script.advance(to: 30)
+        #expect(writes(script, since: 6).filter { $0 == Self.poll }.isEmpty)
+    }
+
     @Test func aDeviceGpsdReopenedWithoutLosingItIsNotPolled() {
         let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
         var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))

@@ -42,8 +42,12 @@ public struct UBXFrame: Sendable, Hashable {
 /// Bytes outside frames are dropped; a frame whose checksum is wrong is dropped and counted, and the search
 /// resumes one byte after its sync, so a real frame that began inside it is not lost.
 public struct UBXStreamParser: Sendable {
+    /// The longest payload taken as a frame: gpsd's own bound on a packet (MAX_PACKET_LENGTH, 9216 bytes in
+    /// its packet.c) less the header and checksum. A sync followed by a longer "length" is noise (a tty's echo
+    /// of the receiver's own output, say) and waiting for that many bytes would swallow every real frame after it.
+    public static let maximumPayloadLength = 9216 - 8
     private var buffer: [UInt8] = []
-    /// Frames dropped for a wrong checksum so far.
+    /// Frames dropped for a wrong checksum (or an impossible length) so far.
     public private(set) var badChecksums = 0
 
     public init() {}
@@ -64,6 +68,11 @@ public struct UBXStreamParser: Sendable {
             let headerEnd = sync + 6
             guard headerEnd <= buffer.count else { break scanning }
             let length = Int(buffer[sync + 4]) | Int(buffer[sync + 5]) << 8
+            guard length <= Self.maximumPayloadLength else {
+                badChecksums += 1
+                start = sync + 1
+                continue scanning
+            }
             let end = headerEnd + length + 2
             guard end <= buffer.count else { break scanning }
             let (a, b) = UBXFrame.checksum(buffer[(sync + 2)..<(headerEnd + length)])

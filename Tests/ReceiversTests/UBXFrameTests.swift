@@ -81,6 +81,15 @@ func hexBytes(_ hex: String) -> [UInt8] {
         #expect(parser.badChecksums == 1)
     }
 
+    @Test func aSyncWithAnImpossibleLengthDoesNotHoldTheFramesAfterIt() {
+        // A tty's echo of a MON-VER seen through ECHOCTL: a sync, then "\r\n" and "^@" read as a 24,194-byte length.
+        let echo: [UInt8] = [0xB5, 0x62, 0x0D, 0x0A, 0x82, 0x5E, 0x40, 0x52, 0x4F, 0x4D]
+        var parser = UBXStreamParser()
+        #expect(parser.feed(echo) == [])
+        #expect(parser.feed(UBXCommand.pollVersion.bytes) == [UBXCommand.pollVersion])
+        #expect(parser.badChecksums == 1)
+    }
+
     @Test func readsAcknowledgements() {
         let ack = UBXAcknowledgement(UBXFrame(messageClass: 0x05, id: 0x01, payload: [0x06, 0x86]))
         #expect(ack == UBXAcknowledgement(accepted: true, messageClass: 0x06, id: 0x86))

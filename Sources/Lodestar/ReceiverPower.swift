@@ -180,6 +180,14 @@ func writeToDeviceDirectly(_ bytes: [UInt8], path: String, refusal: String) -> G
     let descriptor = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK)
     guard descriptor >= 0 else { return failed("open") }
     defer { close(descriptor) }
+    // No one else has the tty open (gpsd could not), so it has the kernel's cooked defaults: ONLCR would turn
+    // each 0x0A of a UBX frame (MON-VER's class) into 0D 0A, and ECHO would send the receiver's own output
+    // back to it while the device is open. Raw, as gpsd sets it; the speed stays. Not a tty: written as it is.
+    var attributes = termios()
+    if tcgetattr(descriptor, &attributes) == 0 {
+        cfmakeraw(&attributes)
+        guard tcsetattr(descriptor, TCSANOW, &attributes) == 0 else { return failed("tcsetattr") }
+    }
     var offset = 0
     while offset < bytes.count {
         let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }

@@ -230,8 +230,11 @@ public struct PowerController: Sendable {
         // the receiver that came back is another.
         reportIdentification(cameBackOn: cameBack)
         updateOffers()
-        if before.1 != mechanism && !startWakeSent && isCommandMechanism {
-            wakeAtStart(now: now)
+        // Commands of another kind now (a first vague name made precise, or a receiver of another make on the
+        // port): the receiver's own commands wake it from whatever state it is in and apply the regime, which
+        // the other make's commands never did.
+        if before.1 != mechanism && isCommandMechanism {
+            wakeAtStart(now: now, note: startWakeSent ? "another kind of receiver (wake whatever state it is in)" : nil)
             return
         }
         retarget(now: now)
@@ -412,7 +415,7 @@ public struct PowerController: Sendable {
 
     /// Wakes a receiver with commands whatever state a previous run left it in: the wake preamble if any of
     /// its down regimes needs one, then the plan of the regime asked for.
-    private mutating func wakeAtStart(now: Double) {
+    private mutating func wakeAtStart(now: Double, note: String? = nil) {
         startWakeSent = true
         target = resolve(requested)
         let needsPreamble = [ReceiverRegime.standby, .off].contains { regime in
@@ -423,7 +426,7 @@ public struct PowerController: Sendable {
         let step: Step = target.producesFixes ? .run(target, reapplied: false) : .goDown(target, reapplied: false)
         sequence(
             preamble: needsPreamble, messages, then: step, now: now,
-            note: "at start (wake whatever state it was left in)")
+            note: note ?? "at start (wake whatever state it was left in)")
     }
 
     /// Whether `candidate` says less than `current` about what may be the same receiver: gpsd names the

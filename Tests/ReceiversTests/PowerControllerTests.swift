@@ -582,6 +582,8 @@ struct ControllerScript {
         #expect(script.controller.mechanism == .pmtk)
         #expect(script.events(.receiverIdentified).last?.detail.contains("MTK-3301") == true)
         script.advance(to: 70)
+        // Woken and put in the regime the u-blox was held in by its own commands: the u-blox's never reached it.
+        #expect(writes(script, since: 45).contains(PowerControllerTests.pmtkStandby), "\(writes(script, since: 45))")
         // No more polls once a make answered.
         #expect(writes(script, since: 44.5).filter { $0 == Self.poll || $0 == Self.mediatekPoll }.isEmpty)
     }

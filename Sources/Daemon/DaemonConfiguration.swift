@@ -39,6 +39,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxBytes: Int? = 100_000_000
         /// Days a row is kept once every uploader has it; nil: no limit by age.
         public var maxAgeDays: Int?
+        /// Seconds between syncs of what was committed to the disk, besides the syncs when the receiver goes
+        /// down, after a deferred batch, before an upload and at stop; 0: every commit is synced. A power cut
+        /// loses at most this much; a crash of the service alone loses nothing. journald's default
+        /// (SyncIntervalSec=5min), for the same reason: an SD card wears with every sync.
+        public var syncInterval: Double = 300
         public init() {}
     }
 

@@ -264,7 +264,7 @@ enum ConfigurationKeys {
     static let capture = ["path", "rotation", "raw"]
     static let status = ["noFixInterval", "updateInterval"]
     static let connections = ["auto", "usb", "uart"]
-    static let store = ["path", "maxBytes", "maxAgeDays"]
+    static let store = ["path", "maxBytes", "maxAgeDays", "syncInterval"]
     static let upload = ["maxBatchAge", "uploadWhileAsleep", "initialBackoff", "maxBackoff", "owntracks", "traccar"]
     static let owntracks = [
         "host", "port", "user", "device", "trackerID", "username", "password", "tls", "caFile", "insecure", "timeout",
@@ -286,6 +286,7 @@ enum ConfigurationRanges {
     static let updateInterval = NumberRange(0.5, 3_600, unit: "seconds")
     static let storeBytes = NumberRange(65_536, 1_099_511_627_776, unit: "bytes", integer: true)
     static let maxAgeDays = NumberRange(1, 36_500, unit: "days", integer: true)
+    static let syncInterval = NumberRange(0, 3_600, unit: "seconds")
     static let maxBatchAge = NumberRange(0, 604_800, unit: "seconds")
     static let backoff = NumberRange(1, 86_400, unit: "seconds")
     static let uploadTimeout = NumberRange(1, 600, unit: "seconds")
@@ -393,6 +394,7 @@ private struct ConfigurationWalker {
                 members, "maxBytes", path, &store.maxBytes, ConfigurationRanges.storeBytes, null: "no size limit")
             walker.optionalInteger(
                 members, "maxAgeDays", path, &store.maxAgeDays, ConfigurationRanges.maxAgeDays, null: "no age limit")
+            walker.number(members, "syncInterval", path, &store.syncInterval, ConfigurationRanges.syncInterval)
         }
         if let value = top["upload"], let upload = members(value, at: "upload", keys: ConfigurationKeys.upload) {
             readUpload(upload, into: &configuration.upload)
@@ -904,6 +906,7 @@ extension DaemonConfiguration {
             store.map {
                 .object([
                     ("path", .string($0.path)), ("maxBytes", optional($0.maxBytes)), ("maxAgeDays", optional($0.maxAgeDays)),
+                    ("syncInterval", .number($0.syncInterval)),
                 ])
             } ?? .null
         var owntracksValue = JSONValue.null

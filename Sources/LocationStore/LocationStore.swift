@@ -84,9 +84,19 @@ public struct BoundsEnforcement: Sendable, Equatable {
 ///
 /// One object is used from one thread; several objects (one per thread) may use the same file at once: the
 /// file is in WAL mode, writes take the write lock first (`BEGIN IMMEDIATE`) and wait up to
-/// `busyTimeoutMilliseconds` for it. Every commit is synced (`synchronous = FULL`): a crash or power cut
-/// loses at most the transaction in flight.
+/// `busyTimeoutMilliseconds` for it. A power cut never damages the file (the WAL is synced before every
+/// checkpoint). What it may lose depends on `Durability`: with `.everyCommit` (`synchronous = FULL`) at most
+/// the transaction in flight; with `.whenSynced` (`synchronous = NORMAL`) what was committed since the last
+/// `sync()`, and a crash of the process alone still loses nothing (the commits are in the kernel's cache).
 public final class LocationStore {
+    /// When commits reach the disk.
+    public enum Durability: Sendable, Equatable {
+        /// Each commit is synced: one sync (a flash erase-block's write on an SD card) per commit.
+        case everyCommit
+        /// Commits are synced by `sync()` and by checkpoints, which the owner calls as often as it can lose.
+        case whenSynced
+    }
+
     /// The name of the store in the daemon's state directory.
     public static let fileName = "store.sqlite"
     /// How long a connection waits for another's lock before failing with "database is locked".
@@ -94,6 +104,11 @@ public final class LocationStore {
 
     public let path: String
     public let bounds: StoreBounds
+    public let durability: Durability
+    /// Syncs `sync()` made (it makes none when nothing was committed since the last).
+    public private(set) var syncCount = 0
+    private var committedSinceSync = false
+    private var syncedDataVersion: Int64?
     /// Lines for the log about what opening did: a damaged file moved aside, a new store, a migration.
     public private(set) var notices: [String]
     /// Internal for the tests, which read the pragmas it set.
@@ -104,14 +119,17 @@ public final class LocationStore {
     /// and -shm to `PATH.corrupt-<UTC stamp>` and a new store takes its place (said in `notices`). Throws
     /// only when the file cannot be used at all: a directory that cannot be written, a newer schema,
     /// someone else's database.
-    public init(path: String, bounds: StoreBounds = StoreBounds()) throws(StoreError) {
+    public init(
+        path: String, bounds: StoreBounds = StoreBounds(), durability: Durability = .everyCommit
+    ) throws(StoreError) {
         self.path = path
         self.bounds = bounds
+        self.durability = durability
         try Self.prepareLocation(of: path)
         var notices: [String] = []
         let connection: SQLiteConnection
         do throws(StoreError) {
-            connection = try Self.openForWriting(path, bounds: bounds, notices: &notices)
+            connection = try Self.openForWriting(path, bounds: bounds, durability: durability, notices: &notices)
         } catch {
             guard error.kind == .damaged else { throw error }
             let movedTo = try Self.moveAside(path)
@@ -119,7 +137,7 @@ public final class LocationStore {
             notices.append(
                 "\(path) \(what) (\(error.reason)): moved aside to \(movedTo); a new store was created")
             var ignored: [String] = []
-            connection = try Self.openForWriting(path, bounds: bounds, notices: &ignored)
+            connection = try Self.openForWriting(path, bounds: bounds, durability: durability, notices: &ignored)
         }
         self.connection = connection
         self.notices = notices
@@ -131,6 +149,7 @@ public final class LocationStore {
     public init(readingOnly path: String) throws(StoreError) {
         self.path = path
         bounds = StoreBounds()
+        durability = .everyCommit
         notices = []
         var status = stat()
         guard stat(path, &status) == 0 else {
@@ -187,12 +206,36 @@ public final class LocationStore {
 
     // MARK: Writing
 
+    /// Makes every commit so far durable, this connection's and others': the WAL, where WAL mode commits, is
+    /// synced (`fdatasync` of the file reaches the data whichever descriptor wrote it). Nothing to do when
+    /// nothing was committed since the last sync (SQLite's `data_version` tells of other connections'
+    /// commits), or with `.everyCommit`.
+    public func sync() throws(StoreError) {
+        guard durability == .whenSynced else { return }
+        let version = try connection.integer("PRAGMA data_version", doing: "read the data version")
+        guard committedSinceSync || version != syncedDataVersion else { return }
+        syncedDataVersion = version
+        let descriptor = open(path + "-wal", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            // No WAL: the last connection's close checkpointed it into the file, which SQLite synced.
+            if errno == ENOENT { committedSinceSync = false; return }
+            throw StoreError(path: path, reason: "cannot open its WAL to sync it: \(errnoText(errno))")
+        }
+        defer { Glibc.close(descriptor) }
+        guard fdatasync(descriptor) == 0 else {
+            throw StoreError(path: path, reason: "cannot sync its WAL: \(errnoText(errno))")
+        }
+        syncCount += 1
+        committedSinceSync = false
+    }
+
     /// Stores `locations` in one transaction and returns the rows as stored, ids increasing in list order.
     public func append(
         _ locations: [(Location, DeliveryReason)], stored: UTCTime
     ) throws(StoreError) -> [StoredLocation] {
         guard !locations.isEmpty else { return [] }
         let connection = connection
+        committedSinceSync = true
         return try connection.inWriteTransaction(doing: "store \(locations.count) locations") {
             () throws(StoreError) -> [StoredLocation] in
             var rows: [StoredLocation] = []
@@ -212,6 +255,7 @@ public final class LocationStore {
 
     public func appendEvent(kind: String, detail: String, at: UTCTime) throws(StoreError) {
         let connection = connection
+        committedSinceSync = true
         try connection.inWriteTransaction(doing: "store an event") { () throws(StoreError) in
             try connection.withStatement(
                 "INSERT INTO events (at_s, at_ns, kind, detail) VALUES (?1, ?2, ?3, ?4)", doing: "store an event"
@@ -232,6 +276,7 @@ public final class LocationStore {
     /// forgotten, and deletion no longer waits for them.
     public func setUploaders(_ names: [String]) throws(StoreError) {
         let connection = connection
+        committedSinceSync = true
         try connection.inWriteTransaction(doing: "set the uploaders") { () throws(StoreError) in
             var known: [String] = []
             try connection.withStatement("SELECT name FROM uploaders", doing: "read the uploaders") {
@@ -277,6 +322,7 @@ public final class LocationStore {
     /// `uploader`'s server took every location up to `id`. A position never moves back.
     public func acknowledge(_ uploader: String, through id: Int64) throws(StoreError) {
         let connection = connection
+        committedSinceSync = true
         let updated = try connection.inWriteTransaction(doing: "acknowledge \(uploader)'s locations") {
             () throws(StoreError) -> Int in
             try connection.withStatement(
@@ -342,6 +388,7 @@ public final class LocationStore {
         let connection = connection
         if let maxAge = bounds.maxAge {
             let cutoff = now.adding(seconds: -maxAge)
+            committedSinceSync = true
             try connection.inWriteTransaction(doing: "delete locations older than the age bound") {
                 () throws(StoreError) in
                 let floor = try acknowledgedFloor()
@@ -375,6 +422,7 @@ public final class LocationStore {
                 guard locations + events > 0 else { break }
                 let bytesPerRow = max(1, used / (locations + events))
                 let wanted = (used - maxBytes) / bytesPerRow + 1
+                committedSinceSync = true
                 try connection.inWriteTransaction(doing: "delete rows over the size bound") { () throws(StoreError) in
                     let floor = try acknowledgedFloor()
                     let uploaded = Int(
@@ -565,7 +613,7 @@ public final class LocationStore {
 
     /// Opens (creating) `path` read-write, checks it, sets the connection up and migrates it.
     private static func openForWriting(
-        _ path: String, bounds: StoreBounds, notices: inout [String]
+        _ path: String, bounds: StoreBounds, durability: Durability, notices: inout [String]
     ) throws(StoreError) -> SQLiteConnection {
         if fileSize(path) != nil {
             // Checked on a read-only connection first: closing it never checkpoints into the file nor deletes
@@ -598,7 +646,7 @@ public final class LocationStore {
         let walLimit = bounds.maxBytes.map { max(8 * pageSize, $0 / 16) } ?? 4 << 20
         try connection.execute(
             """
-            PRAGMA synchronous = FULL;
+            PRAGMA synchronous = \(durability == .everyCommit ? "FULL" : "NORMAL");
             PRAGMA wal_autocheckpoint = \(checkpointPages);
             PRAGMA journal_size_limit = \(walLimit);
             """, doing: "set the connection up")

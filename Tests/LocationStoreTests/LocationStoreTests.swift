@@ -200,3 +200,44 @@ import Testing
         }
     }
 }
+
+/// `Durability.whenSynced`: commits go to the WAL without a sync (`synchronous = NORMAL`), and `sync()` syncs
+/// them, this connection's and another's, once each: what flash wears on is the count of syncs.
+@Suite struct LocationStoreDurabilityTests {
+    @Test func commitsAreSyncedWhenAskedAndOnlyWhenSomethingWasCommitted() throws {
+        try withDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let store = try LocationStore(path: path, durability: .whenSynced)
+            #expect(try store.connection.integer("PRAGMA synchronous", doing: "test") == 1)
+            try store.sync()
+            let afterOpening = store.syncCount
+            try store.sync()
+            #expect(store.syncCount == afterOpening, "nothing committed since")
+            _ = try store.append(batch(0..<3), stored: UTCTime(seconds: 1_000))
+            try store.sync()
+            #expect(store.syncCount == afterOpening + 1)
+            try store.sync()
+            #expect(store.syncCount == afterOpening + 1)
+
+            // Another connection's commit (an uploader's acknowledgement) is synced too.
+            let other = try LocationStore(path: path, durability: .whenSynced)
+            try other.setUploaders(["server"])
+            try store.sync()
+            #expect(store.syncCount == afterOpening + 2)
+            other.close()
+            store.close()
+            let again = try LocationStore(readingOnly: path)
+            #expect(try allLocations(again).count == 3)
+        }
+    }
+
+    @Test func everyCommitIsSyncedBySQLiteAndSyncHasNothingToDo() throws {
+        try withDirectory { directory in
+            let store = try LocationStore(path: directory + "/store.sqlite", durability: .everyCommit)
+            #expect(try store.connection.integer("PRAGMA synchronous", doing: "test") == 2)
+            _ = try store.append(batch(0..<3), stored: UTCTime(seconds: 1_000))
+            try store.sync()
+            #expect(store.syncCount == 0)
+        }
+    }
+}

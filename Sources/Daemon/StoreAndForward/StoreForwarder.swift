@@ -27,6 +27,11 @@ final class StoreForwarder {
     private(set) var lost = 0
     private var nextBounds = 0.0
     private(set) var dropped = 0
+    /// `store.syncInterval`: 0 syncs every commit.
+    private let syncInterval: Double
+    private var nextSync = 0.0
+    /// Syncs of the store's commits so far (status and the flash bench).
+    var syncCount: Int { store.syncCount }
 
     /// Opens the store the config names and starts its uploaders; nil (logged) when there is no store or it
     /// cannot be opened, and the service runs on without it.
@@ -43,8 +48,10 @@ final class StoreForwarder {
             return nil
         }
         let bounds = StoreBounds(maxBytes: settings.maxBytes, maxAge: settings.maxAgeDays.map { Double($0) * 86_400 })
+        let durability: LocationStore.Durability = settings.syncInterval > 0 ? .whenSynced : .everyCommit
+        syncInterval = settings.syncInterval
         do throws(StoreError) {
-            store = try LocationStore(path: path, bounds: bounds)
+            store = try LocationStore(path: path, bounds: bounds, durability: durability)
             try store.setUploaders(configuration.upload.names)
         } catch {
             log("lodestar run: cannot open the store: \(error); running without it, nothing is uploaded")
@@ -53,6 +60,7 @@ final class StoreForwarder {
         for notice in store.notices { log("lodestar run: store: \(notice)") }
         self.clock = clock
         self.log = log
+        nextSync = clock.seconds() + syncInterval
         newestStored = newestDelivered
         let upload = configuration.upload
         let schedule = UploadSchedule(
@@ -63,8 +71,8 @@ final class StoreForwarder {
         if let traccar = upload.traccar { transports.append(("traccar", { Self.transport(traccar, log: $0) })) }
         for (name, transport) in transports {
             let worker = UploadWorker(
-                name: name, storePath: path, schedule: schedule, clock: clock, coordinates: configuration.coordinates,
-                transport: transport)
+                name: name, storePath: path, durability: durability, schedule: schedule, clock: clock,
+                coordinates: configuration.coordinates, transport: transport)
             if worker.start() {
                 workers.append(worker)
                 log("lodestar run: upload \(name): to \(worker.status.destination)")
@@ -100,13 +108,17 @@ final class StoreForwarder {
             let reason: DeliveryReason = deferralEnded || locations.count > 1 ? .deferredBatch : .update
             deferralEnded = false
             store(locations, reason: reason)
+            // A batch the application waited for is on the disk once it has it.
+            if reason == .deferredBatch { sync() }
         case .event(let kind, let detail):
             appendEvent(kind.name, detail)
             switch kind {
             case .deferredFinished: deferralEnded = true
             case .significantChange(let location): store([location], reason: .significantChange)
             case .requestCompleted(_, let location): store([location], reason: .request)
-            case .paused: post(.paused)
+            case .paused:
+                post(.paused)
+                sync()
             default: break
             }
         case .regime(let regime, _):
@@ -114,6 +126,8 @@ final class StoreForwarder {
             if sleeping != asleep {
                 asleep = sleeping
                 post(.receiverAsleep(sleeping))
+                // Nothing new comes while the receiver sleeps: what came is written down now.
+                if sleeping { sync() }
             }
         case .power, .transmitted, .noFix:
             break
@@ -137,6 +151,16 @@ final class StoreForwarder {
     private func appendEvent(_ kind: String, _ detail: String) {
         do throws(StoreError) {
             try store.appendEvent(kind: kind, detail: detail, at: clock.now)
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// Syncs what was committed (nothing when nothing was), and counts the next interval from here.
+    private func sync() {
+        nextSync = clock.seconds() + syncInterval
+        do throws(StoreError) {
+            try store.sync()
         } catch {
             failed(error)
         }
@@ -166,6 +190,7 @@ final class StoreForwarder {
             for line in worker.takeLogs() { log("lodestar run: \(line)") }
         }
         let now = clock.seconds()
+        if syncInterval > 0, now >= nextSync { sync() }
         guard now >= nextBounds else { return }
         nextBounds = now + 60
         do throws(StoreError) {
@@ -193,6 +218,7 @@ final class StoreForwarder {
             for line in worker.takeLogs() { log("lodestar run: \(line)") }
         }
         workers = []
+        sync()
         store.close()
     }
 }

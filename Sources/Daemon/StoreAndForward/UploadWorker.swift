@@ -67,6 +67,7 @@ public struct ForwardingClock: Sendable {
 final class UploadWorker: @unchecked Sendable {
     let name: String
     private let storePath: String
+    private let durability: LocationStore.Durability
     private let transport: any UploadTransport
     private let clock: ForwardingClock
     private let coordinates: CoordinateSystem
@@ -90,12 +91,14 @@ final class UploadWorker: @unchecked Sendable {
 
     /// `transport` is made with the worker's log, which its thread may write to.
     init(
-        name: String, storePath: String, schedule: UploadSchedule, clock: ForwardingClock,
-        coordinates: CoordinateSystem, transport: (@escaping @Sendable (String) -> Void) -> any UploadTransport
+        name: String, storePath: String, durability: LocationStore.Durability = .everyCommit,
+        schedule: UploadSchedule, clock: ForwardingClock, coordinates: CoordinateSystem,
+        transport: (@escaping @Sendable (String) -> Void) -> any UploadTransport
     ) {
         let shared = SharedBox(Shared(status: UploadStatus(name: name, destination: "", state: "starting", queueDepth: 0)))
         self.name = name
         self.storePath = storePath
+        self.durability = durability
         self.clock = clock
         self.coordinates = coordinates
         scheduler = UploadScheduler(name: name, schedule: schedule)
@@ -150,7 +153,7 @@ final class UploadWorker: @unchecked Sendable {
         while !stopFlag.isSet {
             if store == nil, monotonicSeconds() >= nextOpen {
                 do throws(StoreError) {
-                    let opened = try LocationStore(path: storePath)
+                    let opened = try LocationStore(path: storePath, durability: durability)
                     store = opened
                     if storeProblem != nil { log("upload \(name): the store opens again") }
                     storeProblem = nil
@@ -206,6 +209,8 @@ final class UploadWorker: @unchecked Sendable {
         guard let store else { return [] }
         let batch: [StoredLocation]
         do throws(StoreError) {
+            // What goes to the server is on the disk first: a power cut does not take back what it has.
+            try store.sync()
             batch = try store.pending(for: name, limit: limit)
         } catch {
             return finish(UploadOutcome(acknowledged: 0, connectionsOpened: 0, failure: "cannot read the store: \(error)"), batch: [], store: store)

@@ -431,6 +431,7 @@ public final class DaemonService {
     private func showNewestProblem() {
         status.lastError = problems.last?.message
         status.lastErrorAt = problems.last?.at
+        status.errors = problems.map(\.message)
     }
 
     private func write(_ record: TrackRecord, now: UTCTime) {

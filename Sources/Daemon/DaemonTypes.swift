@@ -70,8 +70,12 @@ public struct DaemonStatus: Sendable, Equatable {
     /// profile's receiver model and only the regimes power control saw reached.
     public var chargeMilliampHours: Double
     public var alwaysOnMilliampHours: Double
+    /// The newest problem still true, and when it began.
     public var lastError: String?
     public var lastErrorAt: UTCTime?
+    /// Every problem still true, oldest first (`lastError` is the last): a full store that keeps failing does
+    /// not hide a refused reload behind it.
+    public var errors: [String] = []
     /// Seconds between writes of the status (the config's `status.updateInterval`): a status much older than
     /// this comes from a service that is hung or gone.
     public var updateInterval: Double

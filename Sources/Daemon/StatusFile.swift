@@ -56,6 +56,7 @@ public struct StatusFile: Sendable {
         ]
         if let lastError = status.lastError { members.append(("lastError", .string(lastError))) }
         if let lastErrorAt = status.lastErrorAt { members.append(("lastErrorAt", .string(lastErrorAt.iso8601))) }
+        if !status.errors.isEmpty { members.append(("errors", .array(status.errors.map { .string($0) }))) }
         if let store = status.store {
             members.append(("store", .string(store)))
             members.append(("storeDropped", .number(Double(status.storeDropped))))
@@ -111,6 +112,15 @@ public struct StatusFile: Sendable {
         status.alwaysOnMilliampHours = try fields.number("alwaysOnMilliampHours") ?? 0
         status.lastError = try fields.string("lastError")
         status.lastErrorAt = try fields.time("lastErrorAt")
+        if let value = fields.value("errors") {
+            guard case .array(let items) = value else { throw fields.damaged("errors", "is \(value.typeName), not an array") }
+            for (index, item) in items.enumerated() {
+                guard case .string(let text) = item else {
+                    throw fields.damaged("errors[\(index)]", "is \(item.typeName), not a string")
+                }
+                status.errors.append(text)
+            }
+        }
         status.store = try fields.string("store")
         status.storeDropped = try fields.integer("storeDropped") ?? 0
         status.storeLost = try fields.integer("storeLost") ?? 0

@@ -141,6 +141,7 @@ enum StatusCommand {
         if let lastError = status.lastError {
             let when = status.lastErrorAt.map { " (\(StatusText.ago(now.interval(since: $0))))" } ?? ""
             lines.append("last error: \(lastError)\(when)")
+            for other in status.errors.dropLast().reversed() { lines.append("also still true: \(other)") }
         } else {
             lines.append("last error: none")
         }

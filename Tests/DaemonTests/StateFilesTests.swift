@@ -28,13 +28,20 @@ private let sampleLocation = Location(
     verticalAccuracy: 6.1, speed: 12.25, speedAccuracy: 0.3, course: 271.5, courseAccuracy: 2, fixMode: .twoD,
     satellitesUsed: 9, hdop: 0.9, device: "/dev/ttyACM0", origin: .live)
 
-private let sampleStatus = DaemonStatus(
-    pid: 4242, started: UTCTime(seconds: 1_796_000_000), updated: UTCTime(seconds: 1_796_003_600, nanoseconds: 1_000_000),
-    profile: "car", device: "/dev/ttyACM0", receiver: "u-blox 8 (UBX)", mechanism: "ubx", regime: .standby,
-    regimeReason: "stopped for 5 min", lastFix: sampleLocation.timestamp, lastLocation: sampleLocation,
-    fixesDelivered: 1234, chargeMilliampHours: 0.42, alwaysOnMilliampHours: 1.73,
-    lastError: "jsonl /var/lib/lodestar/track/locations.jsonl: No space left on device",
-    lastErrorAt: UTCTime(seconds: 1_796_003_000), updateInterval: 2.5)
+private let sampleStatus: DaemonStatus = {
+    var status = DaemonStatus(
+        pid: 4242, started: UTCTime(seconds: 1_796_000_000), updated: UTCTime(seconds: 1_796_003_600, nanoseconds: 1_000_000),
+        profile: "car", device: "/dev/ttyACM0", receiver: "u-blox 8 (UBX)", mechanism: "ubx", regime: .standby,
+        regimeReason: "stopped for 5 min", lastFix: sampleLocation.timestamp, lastLocation: sampleLocation,
+        fixesDelivered: 1234, chargeMilliampHours: 0.42, alwaysOnMilliampHours: 1.73,
+        lastError: "jsonl /var/lib/lodestar/track/locations.jsonl: No space left on device",
+        lastErrorAt: UTCTime(seconds: 1_796_003_000), updateInterval: 2.5)
+    status.errors = [
+        "reload refused: lodestar.json: gpsd.port: is a string",
+        "jsonl /var/lib/lodestar/track/locations.jsonl: No space left on device",
+    ]
+    return status
+}()
 
 @Suite struct StatusFileTests {
     @Test func roundTripsEveryMember() throws {
@@ -48,6 +55,7 @@ private let sampleStatus = DaemonStatus(
         var bare = sampleStatus
         (bare.device, bare.receiver, bare.lastFix, bare.lastLocation, bare.lastError, bare.lastErrorAt) =
             (nil, nil, nil, nil, nil, nil)
+        bare.errors = []
         try file.write(bare)
         #expect(try file.read() == bare)
     }

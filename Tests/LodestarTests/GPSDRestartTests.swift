@@ -138,9 +138,9 @@ import Testing
     /// again by the new gpsd's hand (a down stretch starts on the emulator's timeline), and its locations
     /// come.
     @Test(.tags(.slow)) func thePowerSetupIsAppliedAgainAfterEachRestart() async throws {
-        let (run, restarts) = try await Self.run(profile: "car", count: 8, upFor: 150)
+        let (run, restarts) = try await Self.run(profile: "car", count: 5, upFor: 150)
         #expect(restarts.problems.isEmpty, "\(restarts.problems)")
-        #expect(restarts.windows.count == 8)
+        #expect(restarts.windows.count == 5)
         Self.expectNoneDuplicated(run)
         let timeline = run.receiver.timeline
         for (index, window) in restarts.windows.enumerated() {

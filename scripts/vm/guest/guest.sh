@@ -236,7 +236,7 @@ run_lodestar() {
   if ! run_check check_status_names_the_receiver; then sleep 30; fi
   lodestar_state lodestar-service
   power_commands lodestar-power-commands
-  run_check check_charge "$ready_report" 120
+  run_check check_charge "$ready_report" 90
   run_check check_reload
   run_check check_replug lodestar-replug 10
   # Longer than gpsd's own timeouts: the receiver powers up again when plugged (the rig cuts and restores the

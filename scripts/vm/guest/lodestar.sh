@@ -145,7 +145,7 @@ check_kill() {
     result lodestar-kill fail "not restarted: NRestarts $(restarts), $(systemctl is-active lodestar)"
     return 1
   fi
-  sleep 40
+  sleep 25
   jsonl=$(jsonl_times)
   store=$(store_times)
   dups=$(sort <<<"$jsonl" | uniq -d | wc -l)

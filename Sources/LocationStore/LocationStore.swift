@@ -107,7 +107,8 @@ public final class LocationStore {
     public let durability: Durability
     /// Syncs `sync()` made (it makes none when nothing was committed since the last).
     public private(set) var syncCount = 0
-    private var committedSinceSync = false
+    /// What the last sync covered: this connection's changes (`total_changes`) and others' (`data_version`).
+    private var syncedChanges: Int64 = 0
     private var syncedDataVersion: Int64?
     /// Lines for the log about what opening did: a damaged file moved aside, a new store, a migration.
     public private(set) var notices: [String]
@@ -213,12 +214,12 @@ public final class LocationStore {
     public func sync() throws(StoreError) {
         guard durability == .whenSynced else { return }
         let version = try connection.integer("PRAGMA data_version", doing: "read the data version")
-        guard committedSinceSync || version != syncedDataVersion else { return }
-        syncedDataVersion = version
+        let changes = connection.totalChanges
+        guard changes != syncedChanges || version != syncedDataVersion else { return }
         let descriptor = open(path + "-wal", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             // No WAL: the last connection's close checkpointed it into the file, which SQLite synced.
-            if errno == ENOENT { committedSinceSync = false; return }
+            if errno == ENOENT { (syncedChanges, syncedDataVersion) = (changes, version); return }
             throw StoreError(path: path, reason: "cannot open its WAL to sync it: \(errnoText(errno))")
         }
         defer { Glibc.close(descriptor) }
@@ -226,7 +227,7 @@ public final class LocationStore {
             throw StoreError(path: path, reason: "cannot sync its WAL: \(errnoText(errno))")
         }
         syncCount += 1
-        committedSinceSync = false
+        (syncedChanges, syncedDataVersion) = (changes, version)
     }
 
     /// Stores `locations` in one transaction and returns the rows as stored, ids increasing in list order.
@@ -235,7 +236,6 @@ public final class LocationStore {
     ) throws(StoreError) -> [StoredLocation] {
         guard !locations.isEmpty else { return [] }
         let connection = connection
-        committedSinceSync = true
         return try connection.inWriteTransaction(doing: "store \(locations.count) locations") {
             () throws(StoreError) -> [StoredLocation] in
             var rows: [StoredLocation] = []
@@ -255,7 +255,6 @@ public final class LocationStore {
 
     public func appendEvent(kind: String, detail: String, at: UTCTime) throws(StoreError) {
         let connection = connection
-        committedSinceSync = true
         try connection.inWriteTransaction(doing: "store an event") { () throws(StoreError) in
             try connection.withStatement(
                 "INSERT INTO events (at_s, at_ns, kind, detail) VALUES (?1, ?2, ?3, ?4)", doing: "store an event"
@@ -276,7 +275,6 @@ public final class LocationStore {
     /// forgotten, and deletion no longer waits for them.
     public func setUploaders(_ names: [String]) throws(StoreError) {
         let connection = connection
-        committedSinceSync = true
         try connection.inWriteTransaction(doing: "set the uploaders") { () throws(StoreError) in
             var known: [String] = []
             try connection.withStatement("SELECT name FROM uploaders", doing: "read the uploaders") {
@@ -322,7 +320,6 @@ public final class LocationStore {
     /// `uploader`'s server took every location up to `id`. A position never moves back.
     public func acknowledge(_ uploader: String, through id: Int64) throws(StoreError) {
         let connection = connection
-        committedSinceSync = true
         let updated = try connection.inWriteTransaction(doing: "acknowledge \(uploader)'s locations") {
             () throws(StoreError) -> Int in
             try connection.withStatement(
@@ -388,7 +385,6 @@ public final class LocationStore {
         let connection = connection
         if let maxAge = bounds.maxAge {
             let cutoff = now.adding(seconds: -maxAge)
-            committedSinceSync = true
             try connection.inWriteTransaction(doing: "delete locations older than the age bound") {
                 () throws(StoreError) in
                 let floor = try acknowledgedFloor()
@@ -422,7 +418,6 @@ public final class LocationStore {
                 guard locations + events > 0 else { break }
                 let bytesPerRow = max(1, used / (locations + events))
                 let wanted = (used - maxBytes) / bytesPerRow + 1
-                committedSinceSync = true
                 try connection.inWriteTransaction(doing: "delete rows over the size bound") { () throws(StoreError) in
                     let floor = try acknowledgedFloor()
                     let uploaded = Int(

@@ -143,6 +143,9 @@ final class SQLiteConnection {
 
     var lastInsertedRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
 
+    /// Rows this connection has inserted, updated or deleted since it opened.
+    var totalChanges: Int64 { handle.map { Int64(sqlite3_total_changes($0)) } ?? 0 }
+
     func open(doing what: String) throws(StoreError) -> OpaquePointer {
         guard let handle else { throw StoreError(path: path, reason: "cannot \(what): the store is closed") }
         return handle

@@ -280,7 +280,7 @@ class PrivateGPSD:
 
 
 def lodestar_command(binary, port, state="STATE"):
-    # LODESTAR_ARGS='watch --host {host} --port {port} --format jsonl' measures watch, the same live path.
+    # LODESTAR_ARGS='watch --gpsd {host}:{port} --format jsonl' measures watch, the same live path.
     # The state directory is inside the run's scratch folder, removed with it.
     args = os.environ.get("LODESTAR_ARGS", DEFAULT_ARGS).format(host="127.0.0.1", port=port, state=state)
     return [binary] + shlex.split(args)

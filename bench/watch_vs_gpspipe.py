@@ -27,7 +27,7 @@ def one_run(work):
     try:
         outputs = {name: (os.path.join(work, name + ".out"), os.path.join(work, name + ".err"))
                    for name in ("lodestar", "gpspipe")}
-        commands = {"lodestar": [lodestar, "watch", "--host", "127.0.0.1", "--port", str(daemon.port), "--format", "jsonl"],
+        commands = {"lodestar": [lodestar, "watch", "--gpsd", "127.0.0.1:%d" % daemon.port, "--format", "jsonl"],
                     "gpspipe": ["gpspipe", "-w", "127.0.0.1:%d" % daemon.port]}
         clients = {}
         for name, command in commands.items():

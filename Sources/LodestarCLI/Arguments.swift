@@ -117,10 +117,28 @@ struct ParsedArguments {
 
     var wantsHelp: Bool { flags.contains("help") }
 
+    /// `watch`, `receiver sleep`: how messages name the command.
+    var commandName: String { declaration.displayName }
+
+    /// The value given on the command line, nil when the option was left out (whatever its default).
     func string(_ name: String) -> String? { values[name] }
 
+    /// The value given, or else the one declared as the option's default.
+    func value(_ name: String) -> String? { values[name] ?? declaration.option(name)?.defaultValue }
+
+    /// The value given or declared as the default, read by `read`; a usage error when there is neither, which
+    /// only a declaration without its default can cause.
+    func defaulted<Value>(
+        _ name: String, _ read: (ParsedArguments) throws(UsageError) -> Value?
+    ) throws(UsageError) -> Value {
+        guard let value = try read(self) else {
+            throw UsageError(message: "\(declaration.displayName) declares no default for --\(name)")
+        }
+        return value
+    }
+
     func positiveInteger(_ name: String) throws(UsageError) -> Int? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let value = Int(text), value > 0 else {
             throw UsageError(message: "option '--\(name)' takes a whole number above 0, not '\(text)'")
         }
@@ -131,7 +149,7 @@ struct ParsedArguments {
     /// the flag survives (a clock rate of 1e20 overflows the service's Int conversions; a speed of 1e-300
     /// never gets anywhere), so a value outside it is a usage error, never a trap or a hang.
     func positiveNumber(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let value = Double(text), range.contains(value) else {
             throw UsageError(
                 message: "option '--\(name)' takes a number from \(Self.numberText(range.lowerBound)) to "
@@ -146,19 +164,22 @@ struct ParsedArguments {
     }
 
     func port(_ name: String) throws(UsageError) -> String? {
-        guard let text = values[name] else { return nil }
+        guard let text = value(name) else { return nil }
         guard let value = Int(text), (1...65_535).contains(value) else {
             throw UsageError(message: "option '--\(name)' takes a port from 1 to 65535, not '\(text)'")
         }
         return String(value)
     }
 
-    func format(_ name: String, default fallback: LocationFormat) throws(UsageError) -> LocationFormat {
-        guard let text = values[name] else { return fallback }
-        guard let format = LocationFormat(rawValue: text) else {
-            let allowed = LocationFormat.allCases.map(\.rawValue).joined(separator: "|")
-            throw UsageError(message: "option '--\(name)' takes \(allowed), not '\(text)'")
+    /// A declared choice as its type (argument-parser's `ExpressibleByArgument` for a `String` enum), given or
+    /// the default.
+    func choice<Value: RawRepresentable>(_ name: String, as type: Value.Type) throws(UsageError) -> Value
+    where Value.RawValue == String {
+        let text = value(name)
+        guard let text, let choice = Value(rawValue: text) else {
+            let allowed = declaration.option(name)?.choices.joined(separator: "|") ?? ""
+            throw UsageError(message: "option '--\(name)' takes \(allowed), not '\(text ?? "")'")
         }
-        return format
+        return choice
     }
 }

@@ -84,7 +84,13 @@ struct OptionDeclaration: Sendable {
     /// The values it takes, shown in the USAGE line instead of `<valueName>`.
     var choices: [String] = []
     var help: String
+    /// The value taken when the option is not given: the typed readers of `ParsedArguments` parse it as they
+    /// parse a given one, so a default is written once, here, and the help shows this very text.
     var defaultValue: String?
+    /// What happens without the option when that is no value (`the first device gpsd has`): help only.
+    var defaultDescription: String?
+    /// An old spelling still taken for one release: left out of the USAGE line, its help says what replaces it.
+    var isDeprecated = false
     /// Another option this one is meaningless without.
     var requires: String?
     /// An option this one cannot be given with.
@@ -94,11 +100,20 @@ struct OptionDeclaration: Sendable {
 
     static func value(
         _ name: String, _ valueName: String, short: Character? = nil, choices: [String] = [], help: String,
-        default defaultValue: String? = nil, requires: String? = nil, excludes: String? = nil, isRequired: Bool = false
+        default defaultValue: String? = nil, defaultDescription: String? = nil, requires: String? = nil,
+        excludes: String? = nil, isRequired: Bool = false
     ) -> OptionDeclaration {
         OptionDeclaration(
             name: name, shortName: short, valueName: valueName, choices: choices, help: help,
-            defaultValue: defaultValue, requires: requires, excludes: excludes, isRequired: isRequired)
+            defaultValue: defaultValue, defaultDescription: defaultDescription, requires: requires, excludes: excludes,
+            isRequired: isRequired)
+    }
+
+    /// An old spelling kept for one release: `replacement` says what to write instead.
+    static func deprecated(_ name: String, _ valueName: String?, replacement: String) -> OptionDeclaration {
+        OptionDeclaration(
+            name: name, valueName: valueName, help: "deprecated, taken until the next release: use \(replacement)",
+            isDeprecated: true)
     }
 
     static func flag(
@@ -108,10 +123,6 @@ struct OptionDeclaration: Sendable {
     }
 
     var takesValue: Bool { valueName != nil }
-
-    /// Where `watch` and `record` find gpsd.
-    static let gpsdHost = value("host", "host", help: "gpsd's host", default: GPSDSession.defaultHost)
-    static let gpsdPort = value("port", "port", help: "gpsd's port", default: GPSDSession.defaultPort)
 }
 
 struct ArgumentDeclaration: Sendable {
@@ -194,7 +205,7 @@ extension CommandDeclaration {
         let head = "USAGE: \(commandLine)"
         var words = arguments.map(\.spelling)
         if !subcommands.isEmpty { words.insert("<subcommand>", at: 0) }
-        words += options.filter { $0.requires == nil }.map(synopsis)
+        words += options.filter { $0.requires == nil && !$0.isDeprecated }.map(synopsis)
         if words.isEmpty { return head }
         return Self.wrap(
             words, width: Self.helpWidth, firstPrefix: head + " ", prefix: String(repeating: " ", count: head.count + 1))
@@ -274,7 +285,7 @@ extension OptionDeclaration {
     /// The help with what the table says about default, requirement and exclusion.
     var fullHelp: String {
         var text = help
-        if let defaultValue { text += " (default: \(defaultValue))" }
+        if let shown = defaultDescription ?? defaultValue { text += " (default: \(shown))" }
         if let requires { text += " (needs --\(requires))" }
         if let excludes { text += " (not with --\(excludes))" }
         return text

@@ -65,7 +65,7 @@ enum ConfigCommand {
         body: show(_:context:))
 
     static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
-        var source = try RunConfigurationSource(parsed)
+        var source = try RunConfigurationSource(parsed, context: context)
         source.shouldStop = context.shouldStop
         if let file = parsed.optionalOperand("file") {
             if parsed.string("config") != nil {

@@ -31,9 +31,8 @@ enum DemoCommand {
             .value(
                 "capture", "file",
                 help: "a raw NMEA/UBX log, or a capture with receiver bytes (rx lines), to replay instead of the bundled one"),
-            .value(
-                "speed", "factor", help: "replay this many times faster than recorded (0.01 to 10000)",
-                default: String(Int(defaultSpeed))),
+            SpeedOption.declaration(
+                range: speedRange, default: "30", help: "as fast as the emulator keeps pace, the top of that range"),
             .value(
                 "profile", "name|file",
                 help: "run this power profile against an emulated receiver that obeys its commands (car, bike, …)"),
@@ -53,13 +52,12 @@ enum DemoCommand {
         ],
         body: run(_:context:))
 
-    static let defaultSpeed: Double = 30
     /// The emulator's pacing and gpsd's timeouts hold from a hundredth of real time to 10,000 times it.
     static let speedRange = 0.01...10_000.0
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let options = try WatchOptions(parsed)
-        let speed = try parsed.positiveNumber("speed", in: speedRange) ?? defaultSpeed
+        let speed = try SpeedOption.factor(parsed, in: speedRange) ?? speedRange.upperBound
         let capturePath = parsed.string("capture")
 
         var profile: Profile?

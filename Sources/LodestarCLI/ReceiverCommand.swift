@@ -9,24 +9,25 @@ import SystemInterface
 /// `lodestar receiver identify|sleep|wake|test`: receiver power control by hand, to find out what a new board
 /// really does (hardware.md, "Bring-up").
 enum ReceiverCommand {
-    static let commonOptions: [OptionDeclaration] = [
-        .gpsdHost, .gpsdPort,
-        .value("device", "path", help: "the receiver's device", default: "the first device gpsd has"),
-        .value(
-            "model", "name", choices: ReceiverModel.builtIn.map(\.name),
-            help: "the receiver model whose times bound the waits", default: "generic-nmea"),
-        .value(
-            "mechanism", "name", choices: PowerControl.allCases.map(\.rawValue),
-            help: "how to power it down and up", default: "from gpsd's identification, or the switch given"),
-        .value(
-            "connection", "kind", choices: [ReceiverConnection.usb, .uart].map(\.rawValue),
-            help: "how it is wired", default: "read from the device name"),
-        .value("gpio-chip", "name", help: "the GPIO chip of the receiver's enable line (gpiochip0)"),
-        .value("gpio-line", "n", help: "the enable line's offset on that chip (needs --gpio-chip)"),
-        .flag("active-low", help: "the enable line powers the receiver when low"),
-        .value("usb-port", "hub:port", help: "switch the power of this USB hub port (1-1:3)"),
-        .value("timeout", "seconds", help: "how long to wait for each effect", default: "90"),
-    ]
+    static let commonOptions: [OptionDeclaration] =
+        GPSDAddressOption.declarations(oldSpellings: true) + [
+            .value("device", "path", help: "the receiver's device", defaultDescription: "the first device gpsd has"),
+            .value(
+                "model", "name", choices: ReceiverModel.builtIn.map(\.name),
+                help: "the receiver model whose times bound the waits", default: ReceiverModel.genericNMEA.name),
+            .value(
+                "mechanism", "name", choices: PowerControl.allCases.map(\.rawValue),
+                help: "how to power it down and up",
+                defaultDescription: "from gpsd's identification, or the switch given"),
+            ConnectionOption.declaration(help: "how it is wired; auto reads it from the device name"),
+            PowerSwitchOption.declaration(
+                help: "a switch on the receiver's supply; usb-port alone is the port --device is on"),
+            .value("timeout", "seconds", help: "how long to wait for each effect", default: "90"),
+            .deprecated("gpio-chip", "name", replacement: "--power-switch gpio:CHIP:LINE"),
+            .deprecated("gpio-line", "n", replacement: "--power-switch gpio:CHIP:LINE"),
+            .deprecated("active-low", nil, replacement: "--power-switch gpio:CHIP:LINE:active-low"),
+            .deprecated("usb-port", "hub:port", replacement: "--power-switch usb-port:HUB:PORT"),
+        ]
 
     static let exitStatuses: [ExitStatusDeclaration] = [
         ExitStatusDeclaration(.success, "done, and the receiver did what was asked"),
@@ -105,10 +106,9 @@ enum ReceiverCommand {
             if let subtype = identity.subtype { lines.append("subtype: \(subtype)") }
             if let subtype1 = identity.subtype1 { lines.append("subtype1: \(subtype1)") }
             let identification = ReceiverIdentification(identity)
-            lines.append(
-                modelLine(identification, given: parsed.string("model").flatMap(ReceiverModel.named) ?? .genericNMEA))
-            lines.append(
-                "connection: \(parsed.string("connection") ?? ReceiverConnection(devicePath: identity.path).rawValue)")
+            lines.append(modelLine(identification, given: try model(parsed)))
+            let connection = ConnectionOption.given(parsed) ?? ReceiverConnection(devicePath: identity.path)
+            lines.append("connection: \(connection.rawValue)")
             let commands = identification.commands.map(\.rawValue).sorted()
             lines.append("commands: \(commands.isEmpty ? "none" : commands.joined(separator: ", "))")
         }
@@ -124,7 +124,7 @@ enum ReceiverCommand {
     }
 
     static func sleep(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
-        let regime: ReceiverRegime = parsed.string("regime") == "off" ? .off : .standby
+        let regime = try parsed.choice("regime", as: ReceiverRegime.self)
         let (bench, timeout) = try open(parsed, context: context)
         defer { bench.close() }
         guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
@@ -162,9 +162,9 @@ enum ReceiverCommand {
     }
 
     static func test(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
-        let cycles = try parsed.positiveInteger("cycles") ?? 3
-        let down = try parsed.positiveNumber("down", in: 0.1...86_400) ?? 10
-        let warmDown = try parsed.positiveNumber("warm-down", in: 0.1...86_400)
+        let cycles = try parsed.defaulted("cycles") { p throws(UsageError) in try p.positiveInteger("cycles") }
+        let down = try parsed.defaulted("down") { p throws(UsageError) in try p.positiveNumber("down", in: waitRange) }
+        let warmDown = try parsed.positiveNumber("warm-down", in: waitRange)
         let (bench, timeout) = try open(parsed, context: context)
         defer { bench.close() }
         guard identified(bench, timeout: timeout, context: context) else { return .unavailable }
@@ -205,7 +205,8 @@ enum ReceiverCommand {
         guard write(summary, context: context) == .success else { return .ioError }
         if let path = parsed.string("model-file") {
             let identified = bench.identity.map { ReceiverIdentification($0).model } ?? nil
-            var model = parsed.string("model").flatMap(ReceiverModel.named) ?? identified ?? .genericNMEA
+            let given = try Self.model(parsed)
+            var model = parsed.string("model") != nil ? given : identified ?? given
             let measuredOn = "measured by lodestar receiver test"
             if let median = median(hot) {
                 model.timeToFirstFix.hot = (median * 10).rounded() / 10
@@ -238,39 +239,70 @@ enum ReceiverCommand {
     private static func open(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError)
         -> (ReceiverBench, Double)
     {
-        let timeout = try parsed.positiveNumber("timeout", in: 0.1...86_400) ?? 90
-        let model = parsed.string("model").flatMap(ReceiverModel.named) ?? .genericNMEA
+        let timeout = try parsed.defaulted("timeout") { p throws(UsageError) in
+            try p.positiveNumber("timeout", in: waitRange)
+        }
         var setup = ReceiverPowerSetup()
         setup.mechanism = parsed.string("mechanism").flatMap(PowerControl.init(rawValue:))
-        setup.connection = parsed.string("connection").flatMap(ReceiverConnection.init(rawValue:))
-        if let chip = parsed.string("gpio-chip") {
-            guard let lineText = parsed.string("gpio-line"), let line = UInt32(lineText) else {
-                throw UsageError(message: "--gpio-chip needs --gpio-line with the line's offset")
-            }
-            do throws(PowerSwitchError) {
-                setup.powerSwitch = try GPIOEnableLine(
-                    chip: chip, line: .offset(line), activeLow: parsed.flags.contains("active-low"))
-            } catch {
-                throw UsageError(message: "\(error)")
-            }
+        setup.connection = ConnectionOption.given(parsed)
+        let choice = try powerSwitch(parsed, context: context)
+        if case .usbPort(nil, nil)? = choice, parsed.string("device") == nil {
+            throw UsageError(
+                message: "--power-switch usb-port needs --device, the tty whose port it is, or usb-port:HUB:PORT")
         }
-        if let port = parsed.string("usb-port") {
-            let parts = port.split(separator: ":")
-            guard parts.count == 2, let number = Int(parts[1]) else {
-                throw UsageError(message: "--usb-port takes HUB:PORT, as 1-1:3")
+        do throws(PowerSwitchError) {
+            switch choice {
+            case nil, .none?: break
+            case .gpio(let chip, let line, let activeLow)?:
+                setup.powerSwitch = try GPIOEnableLine(chip: chip, line: .offset(line), activeLow: activeLow)
+            case .usbPort(let hub?, let port?)?:
+                setup.powerSwitch = try USBPortPowerSwitch(hub: hub, port: port)
+            case .usbPort?:
+                setup.powerSwitch = try USBPortPowerSwitch(device: parsed.string("device") ?? "")
             }
-            do throws(PowerSwitchError) {
-                setup.powerSwitch = try USBPortPowerSwitch(hub: String(parts[0]), port: number)
-            } catch {
-                throw UsageError(message: "\(error)")
-            }
+        } catch {
+            throw UsageError(message: "\(error)")
         }
+        let gpsd = try GPSDAddressOption.address(parsed, context: context)
         let bench = ReceiverBench(
-            host: parsed.string("host") ?? GPSDSession.defaultHost,
-            port: try parsed.port("port") ?? GPSDSession.defaultPort, device: parsed.string("device"), model: model,
+            host: gpsd.host, port: gpsd.port, device: parsed.string("device"), model: try model(parsed),
             power: setup, shouldStop: context.shouldStop)
         bench.onEvent = { event in context.say("lodestar receiver: \(event.kind.rawValue): \(event.detail)") }
         return (bench, timeout)
+    }
+
+    /// Waits and cycles stay between a tenth of a second and a day.
+    static let waitRange = 0.1...86_400.0
+
+    /// --model, or its default.
+    private static func model(_ parsed: ParsedArguments) throws(UsageError) -> ReceiverModel {
+        try parsed.defaulted("model") { p in p.value("model").flatMap(ReceiverModel.named) }
+    }
+
+    /// --power-switch, or the old --gpio-chip/--gpio-line/--active-low/--usb-port, taken until the next
+    /// release with a warning.
+    private static func powerSwitch(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError)
+        -> PowerSwitchOption.Choice?
+    {
+        let old = ["gpio-chip", "gpio-line", "usb-port"].filter { parsed.string($0) != nil }
+            + (parsed.flags.contains("active-low") ? ["active-low"] : [])
+        guard !old.isEmpty else { return try PowerSwitchOption.given(parsed) }
+        guard parsed.string("power-switch") == nil else {
+            throw UsageError(message: "--power-switch cannot be combined with its old spellings --\(old[0])")
+        }
+        let spelled: String
+        if let port = parsed.string("usb-port") {
+            spelled = "usb-port:\(port)"
+        } else {
+            guard let chip = parsed.string("gpio-chip"), let line = parsed.string("gpio-line") else {
+                throw UsageError(message: "--gpio-chip needs --gpio-line with the line's offset")
+            }
+            spelled = "gpio:\(chip):\(line)" + (parsed.flags.contains("active-low") ? ":active-low" : "")
+        }
+        context.say(
+            "lodestar \(parsed.commandName): --\(old.joined(separator: ", --")) deprecated and taken until the next "
+                + "release; use --power-switch \(spelled)")
+        return try PowerSwitchOption.parse(spelled)
     }
 
     private static func identified(_ bench: ReceiverBench, timeout: Double, context: CommandContext) -> Bool {

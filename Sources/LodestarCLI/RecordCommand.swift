@@ -18,7 +18,7 @@ enum RecordCommand {
             Records everything gpsd reports, verbatim, into a capture file (docs/capture-format.md) until Ctrl-C,
             SIGTERM or --duration. Each line is complete when written and the file is fsynced every 5 s and at
             the end, so a power cut loses at most the last few seconds. Keeps recording across gpsd restarts.
-            What answers on --host/--port must greet as gpsd does (its VERSION banner) within 3 s, or nothing is
+            What answers on --gpsd must greet as gpsd does (its VERSION banner) within 3 s, or nothing is
             recorded. The file is created when gpsd's first line arrives.
 
             With --max-size or --rotate-daily, <file> is closed when it would grow past the size or a UTC day
@@ -26,8 +26,7 @@ enum RecordCommand {
             and a new <file> started. Each file is a complete capture that replays alone; none is removed.
             """,
         arguments: [ArgumentDeclaration(name: "file", help: "the capture to write")],
-        options: [
-            .gpsdHost, .gpsdPort,
+        options: GPSDAddressOption.declarations(oldSpellings: true) + [
             .value("device", "path", help: "record only this device"),
             .flag(
                 "raw",
@@ -59,8 +58,7 @@ enum RecordCommand {
         body: run(_:context:))
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
-        let host = parsed.string("host") ?? GPSDSession.defaultHost
-        let port = try parsed.port("port") ?? GPSDSession.defaultPort
+        let (host, port) = try GPSDAddressOption.address(parsed, context: context)
         let device = parsed.string("device")
         let raw = parsed.flags.contains("raw")
         let duration = try parsed.positiveNumber("duration", in: WatchOptions.durationRange)

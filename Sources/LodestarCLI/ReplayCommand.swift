@@ -301,10 +301,9 @@ enum ReplayCommand {
             """,
         arguments: [ArgumentDeclaration(name: "file", help: "a capture, or a raw NMEA/UBX log")],
         options: [
-            .value(
-                "speed", "n|max",
-                help: "n times real time (0.01 to 1000000), or max: as fast as possible (paces the replay without --profile)",
-                default: "max"),
+            SpeedOption.declaration(
+                range: speedRange, default: "max",
+                help: "as fast as possible (paces the replay without --profile)"),
             .value(
                 "format", "format", choices: LocationFormat.allCases.map(\.rawValue),
                 help: "jsonl, text, gpx or geojson, as for watch", default: LocationFormat.text.rawValue),
@@ -326,11 +325,10 @@ enum ReplayCommand {
                     lines. Deterministic: the same input, the same bytes
                     """,
                 excludes: "through-gpsd"),
-            .value(
-                "connection", "kind", choices: ReceiverConnection.allCases.map(\.rawValue),
+            ConnectionOption.declaration(
                 help: """
-                    how the simulated receiver is wired, instead of the profile's receiver.connection: usb (a \
-                    u-blox on its own USB never reaches backup), uart, unknown; only with --profile
+                    how the simulated receiver is wired: usb (a u-blox on its own USB never reaches backup) or \
+                    uart instead of the profile's receiver.connection, or auto, the profile's; only with --profile
                     """),
             .flag(
                 "evaluate",
@@ -366,14 +364,14 @@ enum ReplayCommand {
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let path = try parsed.operand("file")
-        let format = try parsed.format("format", default: .text)
+        let format = try parsed.choice("format", as: LocationFormat.self)
         let count = try parsed.positiveInteger("count")
         let throughGPSD = parsed.flags.contains("through-gpsd")
         let profileName = parsed.string("profile")
         let evaluate = parsed.flags.contains("evaluate")
         let evaluationJSON = parsed.flags.contains("json")
         let reportPath = parsed.string("report")
-        let speed = try parsed.string("speed") == "max" ? nil : parsed.positiveNumber("speed", in: ReplayCommand.speedRange)
+        let speed = try SpeedOption.factor(parsed, in: speedRange)
 
         var profile: Profile?
         if let profileName {
@@ -382,10 +380,10 @@ enum ReplayCommand {
             case .failure(let failure): return failure.code
             }
         }
-        if let connection = parsed.string("connection").flatMap(ReceiverConnection.init(rawValue:)) {
-            guard profile != nil else { throw UsageError(message: "--connection needs --profile") }
-            profile?.receiver.connection = connection
+        if parsed.string("connection") != nil, profile == nil {
+            throw UsageError(message: "--connection needs --profile")
         }
+        if let connection = ConnectionOption.given(parsed) { profile?.receiver.connection = connection }
         if evaluate {
             // The evaluation is one table (or JSON object) for the whole capture, computed as fast as it can be.
             for (option, why) in [

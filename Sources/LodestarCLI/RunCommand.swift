@@ -48,7 +48,7 @@ enum RunCommand {
         body: run(_:context:))
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
-        let clockRate = try parsed.positiveNumber("clock-rate", in: clockRateRange) ?? 1
+        let clockRate = try parsed.defaulted("clock-rate") { p throws(UsageError) in try p.positiveNumber("clock-rate", in: clockRateRange) }
         var loaded: LoadedRunConfiguration
         switch try RunOptions.configuration(parsed, context: context, command: "run") {
         case .success(let configuration): loaded = configuration

@@ -15,7 +15,8 @@ enum RunOptions {
             default: DaemonConfiguration.defaultPath),
         .value(
             "profile", "name|file", help: "the profile: a built-in, a name in profileDirectory, or a file (profile)"),
-        .value("gpsd", "host[:port]", help: "where gpsd listens (gpsd.host, gpsd.port)"),
+    ] + GPSDAddressOption.declarations(
+        help: "where gpsd listens (gpsd.host, gpsd.port)", default: nil, oldSpellings: false) + [
         .value("device", "path", help: "the receiver as gpsd names it (gpsd.device)"),
         .value("jsonl", "path|none", help: "the jsonl track file, or none (outputs.jsonl)"),
         .value("gpx", "dir|none", help: "the directory of daily GPX files, or none (outputs.gpx)"),
@@ -26,20 +27,19 @@ enum RunOptions {
         .value("capture", "path|none", help: "capture the whole run to this file, or none (outputs.capture)"),
         .value("state-dir", "dir", help: "persisted state and relative track paths (stateDirectory)"),
         .value("runtime-dir", "dir", help: "the status file and a relative socket path (runtimeDirectory)"),
-        .value(
-            "connection", "connection", choices: ["auto", "usb", "uart"],
-            help: "how the receiver is wired (receiver.connection)"),
-        .value(
-            "power-switch", "switch",
-            help: "gpio:CHIP:LINE[:active-low], usb-port or none: a switch on the receiver's supply "
-                + "(receiver.powerSwitch)"),
+        ConnectionOption.declaration(help: "how the receiver is wired (receiver.connection)", default: nil),
+        PowerSwitchOption.declaration(
+            help: "a switch on the receiver's supply, usb-port without HUB:PORT: the service finds the port "
+                + "from gpsd.device (receiver.powerSwitch)"),
         .flag("no-power-control", help: "never command the receiver (receiver.powerControl false)"),
         .value("set", "key=value", help: "set one key of the config, VALUE as JSON when it parses, else as text"),
     ]
 
     /// The flags as edits of the config, in the order above; a later one wins over an earlier one for the
     /// same key. A flag whose value has the wrong form is a usage error.
-    static func overrides(_ parsed: ParsedArguments) throws(UsageError) -> [DaemonConfigurationOverride] {
+    static func overrides(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError)
+        -> [DaemonConfigurationOverride]
+    {
         var result: [DaemonConfigurationOverride] = []
         func add(_ key: String, _ value: JSONValue, _ flag: String) {
             result.append(DaemonConfigurationOverride(keyPath: key, value: value, source: "--" + flag))
@@ -54,16 +54,13 @@ enum RunOptions {
             }
         }
         if let profile = parsed.string("profile") { add("profile", .string(profile), "profile") }
-        if let gpsd = parsed.string("gpsd") {
-            let (host, port) = try hostAndPort(gpsd)
-            add("gpsd.host", .string(host), "gpsd")
-            if let port { add("gpsd.port", .string(port), "gpsd") }
-        }
+        let gpsd = try GPSDAddressOption.given(parsed, context: context)
+        if let host = gpsd.host { add("gpsd.host", .string(host), "gpsd") }
+        if let port = gpsd.port { add("gpsd.port", .string(port), "gpsd") }
         if let device = parsed.string("device") { add("gpsd.device", .string(device), "device") }
         output("jsonl", "outputs.jsonl")
         output("gpx", "outputs.gpx")
         if let format = parsed.string("stdout") {
-            try checkChoice(format, flag: "stdout")
             add("outputs.stdout.format", .string(format), "stdout")
         }
         output("socket", "outputs.socket")
@@ -71,11 +68,10 @@ enum RunOptions {
         if let directory = parsed.string("state-dir") { add("stateDirectory", .string(directory), "state-dir") }
         if let directory = parsed.string("runtime-dir") { add("runtimeDirectory", .string(directory), "runtime-dir") }
         if let connection = parsed.string("connection") {
-            try checkChoice(connection, flag: "connection")
             add("receiver.connection", .string(connection), "connection")
         }
-        if let text = parsed.string("power-switch") {
-            add("receiver.powerSwitch", try powerSwitch(text), "power-switch")
+        if let choice = try PowerSwitchOption.given(parsed) {
+            add("receiver.powerSwitch", try powerSwitch(choice), "power-switch")
         }
         if parsed.flags.contains("no-power-control") { add("receiver.powerControl", .bool(false), "no-power-control") }
         if let assignment = parsed.string("set") {
@@ -88,54 +84,22 @@ enum RunOptions {
         return result
     }
 
-    private static func checkChoice(_ value: String, flag: String) throws(UsageError) {
-        let choices = declarations.first { $0.name == flag }?.choices ?? []
-        guard choices.contains(value) else {
-            throw UsageError(message: "option '--\(flag)' takes \(choices.joined(separator: "|")), not '\(value)'")
-        }
-    }
-
-    /// `host`, `host:port`, `[v6-address]` or `[v6-address]:port`.
-    /// `host`, `host:port`, `[v6]`, `[v6]:port`, or a bare IPv6 address (more than one ':'). An unclosed
-    /// or empty bracket, an empty host or port, or a bracket anywhere else is a usage error; what the host
-    /// and port then are is checked with the config (gpsd.host, gpsd.port).
-    static func hostAndPort(_ text: String) throws(UsageError) -> (host: String, port: String?) {
-        let malformed = UsageError(
-            message: "option '--gpsd' takes HOST[:PORT] (an IPv6 address in brackets: [::1]:2947), not '\(text)'")
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw malformed }
-            let host = String(text[text.index(after: text.startIndex)..<close])
-            let rest = text[text.index(after: close)...]
-            guard host.contains(":"), !host.contains("[") else { throw malformed }
-            if rest.isEmpty { return (host, nil) }
-            guard rest.hasPrefix(":"), rest.count > 1 else { throw malformed }
-            return (host, String(rest.dropFirst()))
-        }
-        guard !text.isEmpty, !text.contains("["), !text.contains("]") else { throw malformed }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        // More than one ':' is a bare IPv6 address.
-        if parts.count == 2 {
-            guard !parts[0].isEmpty, !parts[1].isEmpty else { throw malformed }
-            return (String(parts[0]), String(parts[1]))
-        }
-        return (text, nil)
-    }
-
-    /// `gpio:CHIP:LINE[:active-low]`, `usb-port` or `none` as the value of `receiver.powerSwitch`.
-    static func powerSwitch(_ text: String) throws(UsageError) -> JSONValue {
-        if text == "none" { return .null }
-        if text == "usb-port" { return .object([("type", .string("usbPort"))]) }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3 || (parts.count == 4 && parts[3] == "active-low"), parts[0] == "gpio",
-            !parts[1].isEmpty, let line = Int(parts[2])
-        else {
+    /// The switch as the value of `receiver.powerSwitch`, which has no HUB:PORT: the service finds the port
+    /// from gpsd.device (Sources/Daemon/DaemonPowerSetup.swift).
+    static func powerSwitch(_ choice: PowerSwitchOption.Choice) throws(UsageError) -> JSONValue {
+        switch choice {
+        case .none: return .null
+        case .usbPort(nil, nil): return .object([("type", .string("usbPort"))])
+        case .usbPort:
             throw UsageError(
-                message: "option '--power-switch' takes gpio:CHIP:LINE[:active-low], usb-port or none, not '\(text)'")
+                message: "option '--power-switch' takes usb-port without HUB:PORT in run: the service switches "
+                    + "the port gpsd.device is on")
+        case .gpio(let chip, let line, let activeLow):
+            return .object([
+                ("type", .string("gpio")), ("chip", .string(chip)), ("line", .number(Double(line))),
+                ("activeLow", .bool(activeLow)),
+            ])
         }
-        return .object([
-            ("type", .string("gpio")), ("chip", .string(parts[1])), ("line", .number(Double(line))),
-            ("activeLow", .bool(parts.count == 4)),
-        ])
     }
 
     /// The configuration `lodestar run` starts with: `--config FILE` (or the default file) and the flags.
@@ -144,7 +108,7 @@ enum RunOptions {
     static func configuration(
         _ parsed: ParsedArguments, context: CommandContext, command: String = "run"
     ) throws(UsageError) -> Result<LoadedRunConfiguration, RunConfigurationFailure> {
-        var source = try RunConfigurationSource(parsed)
+        var source = try RunConfigurationSource(parsed, context: context)
         source.shouldStop = context.shouldStop
         if source.usesDefaultFile, access(source.file, F_OK) != 0 {
             context.say("lodestar \(command): no config file at \(source.file); using the defaults (docs/config.md)")
@@ -194,10 +158,10 @@ struct RunConfigurationSource: Sendable {
     /// The command's stop, asked while a config that is a FIFO or device is waited on.
     var shouldStop: @Sendable () -> Bool = { false }
 
-    init(_ parsed: ParsedArguments) throws(UsageError) {
-        file = parsed.string("config") ?? DaemonConfiguration.defaultPath
+    init(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) {
+        file = parsed.value("config") ?? DaemonConfiguration.defaultPath
         usesDefaultFile = parsed.string("config") == nil
-        overrides = try RunOptions.overrides(parsed)
+        overrides = try RunOptions.overrides(parsed, context: context)
     }
 
     init(file: String, usesDefaultFile: Bool, overrides: [DaemonConfigurationOverride]) {

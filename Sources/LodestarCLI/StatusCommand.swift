@@ -20,7 +20,7 @@ enum StatusCommand {
             updated for three update intervals is flagged (the service may be hung).
             """,
         options: [
-            .value("runtime-dir", "dir", help: "the service's runtime directory", default: "/run/lodestar"),
+            .value("runtime-dir", "dir", help: "the service's runtime directory", default: DaemonConfiguration().runtimeDirectory),
             .flag("json", help: "print the status as one JSON object, with 'state' running, stale or stopped"),
         ],
         exitStatuses: [
@@ -39,7 +39,7 @@ enum StatusCommand {
     }
 
     static func status(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
-        let file = StatusFile(runtimeDirectory: parsed.string("runtime-dir") ?? "/run/lodestar")
+        let file = StatusFile(runtimeDirectory: parsed.value("runtime-dir") ?? DaemonConfiguration().runtimeDirectory)
         let status: DaemonStatus
         do throws(DaemonFileError) {
             status = try file.read()

@@ -94,10 +94,7 @@ enum StoreCommand {
 
     static func export(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let name = "lodestar store export"
-        let formatText = parsed.string("format") ?? ExportFormat.jsonl.rawValue
-        guard let format = ExportFormat(rawValue: formatText) else {
-            throw UsageError(message: "option '--format' takes jsonl|gpx|geojson, not '\(formatText)'")
-        }
+        let format = try parsed.choice("format", as: ExportFormat.self)
         var since: UTCTime?
         if let text = parsed.string("since") {
             guard let time = UTCTime(iso8601: Array(text.utf8)) else {
@@ -106,11 +103,11 @@ enum StoreCommand {
             }
             since = time
         }
-        let system = parsed.string("coordinates") ?? "wgs84"
+        let system = parsed.value("coordinates") ?? ""
         guard let convert = try coordinateConversion(system) else {
             throw UsageError(message: "option '--coordinates' takes wgs84|gcj02, not '\(system)'")
         }
-        var path = defaultStorePath
+        var path = parsed.value("store") ?? defaultStorePath
         if let config = parsed.string("config"), parsed.string("store") == nil {
             switch storePath(config: config) {
             case .success(let configured): path = configured

@@ -15,11 +15,10 @@ enum WatchCommand {
         discussion: """
             Prints every valid fix (2D or 3D, finite coordinates, with a time) from gpsd as it arrives, one per
             receiver epoch. Keeps running when gpsd restarts or the receiver is unplugged, and says so on stderr.
-            What answers on --host/--port must greet as gpsd does (its VERSION banner) within 3 s.
+            What answers on --gpsd must greet as gpsd does (its VERSION banner) within 3 s.
             """,
-        options: [
-            .gpsdHost, .gpsdPort,
-            .value("device", "path", help: "watch only this device", default: "all of gpsd's devices"),
+        options: GPSDAddressOption.declarations(oldSpellings: true) + [
+            .value("device", "path", help: "watch only this device", defaultDescription: "all of gpsd's devices"),
         ] + WatchOptions.declarations + [
             .value(
                 "no-fix-interval", "seconds",
@@ -27,7 +26,7 @@ enum WatchCommand {
                     while the receiver has no fix, say so on stderr after this many seconds and as often again, \
                     with the satellites seen and used; 0 never
                     """,
-                default: "30")
+                default: ParsedArguments.numberText(NoFixReporter.defaultInterval))
         ],
         exitStatuses: [
             ExitStatusDeclaration(
@@ -42,9 +41,9 @@ enum WatchCommand {
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let options = try WatchOptions(parsed)
         let noFixInterval = try noFixInterval(parsed)
+        let gpsd = try GPSDAddressOption.address(parsed, context: context)
         let source = LiveReportSource(
-            host: parsed.string("host") ?? GPSDSession.defaultHost,
-            port: try parsed.port("port") ?? GPSDSession.defaultPort,
+            host: gpsd.host, port: gpsd.port,
             device: parsed.string("device"),
             // watch prints satellite counts only; skipping the per-satellite list halves its decoding.
             satelliteDetail: false)
@@ -53,7 +52,7 @@ enum WatchCommand {
 
     /// `--no-fix-interval`: nil when 0 (never).
     private static func noFixInterval(_ parsed: ParsedArguments) throws(UsageError) -> Double? {
-        guard let text = parsed.string("no-fix-interval") else { return NoFixReporter.defaultInterval }
+        guard let text = parsed.value("no-fix-interval") else { return NoFixReporter.defaultInterval }
         guard let value = Double(text), value >= 0, value.isFinite else {
             throw UsageError(message: "option '--no-fix-interval' takes a number of seconds, 0 or more, not '\(text)'")
         }
@@ -84,7 +83,7 @@ struct WatchOptions {
     var duration: Double?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        format = try parsed.format("format", default: .text)
+        format = try parsed.choice("format", as: LocationFormat.self)
         count = try parsed.positiveInteger("count")
         duration = try parsed.positiveNumber("duration", in: WatchOptions.durationRange)
     }

@@ -155,8 +155,8 @@ func spacedJSON(_ json: String) -> String {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"
-        let record = InProcessCommand(["record", file, "--port", bed.port, "--host", "127.0.0.1", "--raw", "--note", "test"])
-        let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", bed.port, "--format", "jsonl"])
+        let record = InProcessCommand(["record", file, "--gpsd", "127.0.0.1:" + bed.port, "--raw", "--note", "test"])
+        let watch = InProcessCommand(["watch", "--gpsd", "127.0.0.1:" + bed.port, "--format", "jsonl"])
         try waitUntil("record to start") { record.standardError.text.contains("recording gpsd") }
         try waitUntil("watch to start") { watch.standardError.text.contains("watching gpsd") }
         // gpsd drops reports for a client whose socket is full (throttled_write), so the 2 h 43 min drive
@@ -204,7 +204,7 @@ func spacedJSON(_ json: String) -> String {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "keep me\n".write(toFile: folder + "/x", atomically: true, encoding: .utf8)
-        let result = runCommand(["record", folder + "/x", "--port", "1"])
+        let result = runCommand(["record", folder + "/x", "--gpsd", "localhost:1"])
         #expect(result.code == 73)
         #expect(result.error.contains("exists"))
         #expect(try String(contentsOfFile: folder + "/x", encoding: .utf8) == "keep me\n")
@@ -219,7 +219,7 @@ func spacedJSON(_ json: String) -> String {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let port = String(try freeLoopbackPort())
-        let result = runCommand(["record", folder + "/run.jsonl", "--host", "127.0.0.1", "--port", port])
+        let result = runCommand(["record", folder + "/run.jsonl", "--gpsd", "127.0.0.1:" + port])
         #expect(result.code == 69)
         #expect(result.error.contains("127.0.0.1:\(port)"))
         #expect(!FileManager.default.fileExists(atPath: folder + "/run.jsonl"))
@@ -236,7 +236,7 @@ func spacedJSON(_ json: String) -> String {
         // ulimit -f counts 1024-byte blocks: 16 KiB is a few dozen gpsd lines.
         let record = try ChildProcess(
             executable: "/bin/bash",
-            arguments: ["-c", "ulimit -f 16; exec \"$0\" record \"$1\" --host 127.0.0.1 --port \"$2\"", binary, file, bed.port],
+            arguments: ["-c", "ulimit -f 16; exec \"$0\" record \"$1\" --gpsd \"127.0.0.1:$2\"", binary, file, bed.port],
             standardOutput: folder + "/out", standardError: folder + "/err")
         try waitUntil("record to start") { bed.text(folder + "/err").contains("recording gpsd") }
         _ = bed.feed(try Fixtures.bytes("gpsd-ublox-neo-m9n.nmea"))

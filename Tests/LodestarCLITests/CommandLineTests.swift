@@ -28,7 +28,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
 
     @Test(arguments: [
         [], ["frobnicate"], ["watch", "--bogus"], ["watch", "--count"], ["watch", "--count", "0"],
-        ["watch", "--count", "many"], ["watch", "--format", "xml"], ["watch", "--port", "70000"],
+        ["watch", "--count", "many"], ["watch", "--format", "xml"], ["watch", "--port", "70000"], ["watch", "--gpsd", "localhost:70000"], ["watch", "--gpsd", "[::1"],
         ["watch", "--duration", "-1"], ["watch", "extra"], ["demo", "--speed", "0"], ["watch", "-x"],
     ])
     func usageErrorsExit64WithUsageOnStandardError(arguments: [String]) {
@@ -78,7 +78,7 @@ func run(_ arguments: [String]) -> (Int32, String, String) {
     @Test func closedPortExits69QuicklyNamingThePort() throws {
         let port = try freeLoopbackPort()
         let started = monotonicSeconds()
-        let (code, output, error) = run(["watch", "--host", "127.0.0.1", "--port", String(port)])
+        let (code, output, error) = run(["watch", "--gpsd", "127.0.0.1:" + String(port)])
         #expect(code == 69)
         #expect(monotonicSeconds() - started < 5)
         #expect(output.isEmpty)

@@ -159,11 +159,11 @@ private func document(_ text: String) throws -> Document {
     }
 
     @Test func gpsdAndPowerSwitchForms() throws {
-        #expect(try RunOptions.hostAndPort("pi") == ("pi", nil))
-        #expect(try RunOptions.hostAndPort("pi:2948") == ("pi", "2948"))
-        #expect(try RunOptions.hostAndPort("[::1]:2948") == ("::1", "2948"))
-        #expect(try RunOptions.hostAndPort("[::1]") == ("::1", nil))
-        #expect(try RunOptions.hostAndPort("fe80::1") == ("fe80::1", nil))
+        #expect(try GPSDAddressOption.hostAndPort("pi") == ("pi", nil))
+        #expect(try GPSDAddressOption.hostAndPort("pi:2948") == ("pi", "2948"))
+        #expect(try GPSDAddressOption.hostAndPort("[::1]:2948") == ("::1", "2948"))
+        #expect(try GPSDAddressOption.hostAndPort("[::1]") == ("::1", nil))
+        #expect(try GPSDAddressOption.hostAndPort("fe80::1") == ("fe80::1", nil))
         let shown = try document(
             run(["config", "show", "--config", example, "--power-switch", "usb-port", "--socket", "none"]).1)
         #expect(shown.value("receiver.powerSwitch.type") as? String == "usbPort")

@@ -23,7 +23,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let watch = try ChildProcess(
-            executable: binary, arguments: ["watch", "--port", bed.port, "--format", "jsonl"],
+            executable: binary, arguments: ["watch", "--gpsd", "localhost:" + bed.port, "--format", "jsonl"],
             standardOutput: folder + "/out", standardError: folder + "/err")
         try waitUntil("the binary to watch") { bed.text(folder + "/err").contains("watching gpsd") }
         _ = bed.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
@@ -41,7 +41,7 @@ import Testing
 
     @Test func closedPortExits69FromTheBinary() throws {
         let binary = try #require(Self.executable)
-        let watch = try ChildProcess(executable: binary, arguments: ["watch", "--port", "1"])
+        let watch = try ChildProcess(executable: binary, arguments: ["watch", "--gpsd", "localhost:1"])
         let status = try #require(watch.waitForExit(timeout: 5))
         #expect(status >> 8 == 69)
     }

@@ -73,7 +73,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
     }
 
     /// Every option the parser accepts (the declared ones, plus -h/--help) is described in OPTIONS and appears
-    /// in the USAGE line.
+    /// in the USAGE line, but for an old spelling kept one more release, which OPTIONS alone lists.
     @Test(arguments: allCommands().map(\.path))
     func everyAcceptedOptionIsInTheHelp(path: [String]) throws {
         let declaration = try #require(allCommands().first { $0.path == path })
@@ -85,7 +85,9 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             #expect(described != nil, "\(path): --\(option.name) is accepted but not in OPTIONS")
             #expect(described?.takesValue == option.takesValue, "\(path): --\(option.name) value")
             let spelling = option.shortName.map { "-\($0)" } ?? "--\(option.name)"
-            #expect(usage.contains(spelling), "\(path): \(spelling) is not in the USAGE line")
+            #expect(
+                usage.contains(spelling) != option.isDeprecated,
+                "\(path): \(spelling) is \(option.isDeprecated ? "deprecated but" : "not") in the USAGE line")
         }
         #expect(documented.contains { $0.spellings == ["-h", "--help"] })
     }
@@ -187,12 +189,12 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
 
         var cases: [(arguments: [String], code: Int32, failingOutput: Bool)] = [
             (["watch", "--bogus"], 64, false),
-            (["watch", "--host", "127.0.0.1", "--port", closedPort], 69, false),
+            (["watch", "--gpsd", "127.0.0.1:" + closedPort], 69, false),
             (["demo", "--bogus"], 64, false),
             (["demo", "--capture", folder + "/missing.nmea"], 66, false),
             (["record", "--bogus"], 64, false),
             (["record", existing], 73, false),
-            (["record", folder + "/new.capture", "--host", "127.0.0.1", "--port", closedPort], 69, false),
+            (["record", folder + "/new.capture", "--gpsd", "127.0.0.1:" + closedPort], 69, false),
             (["import", "--bogus"], 64, false),
             (["import", capture], 64, false),
             (["import", folder + "/missing.nmea", "-o", folder + "/out"], 66, false),
@@ -408,5 +410,56 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             let (code, _, error) = run(path + operands + required + needed + ["--\(option.name)", "bogus"])
             #expect(code == 64, "\(path) --\(option.name) bogus: \(error)")
         }
+    }
+    /// A default is declared once and read by the parser: one among the choices is one of them, and each
+    /// option shared between commands (gpsd's address, the wiring, the power switch, the speed) has the same
+    /// name and value form wherever it appears.
+    @Test func defaultsAndSharedOptionsAreDeclaredOnce() throws {
+        var forms: [String: Set<String>] = [:]
+        for declaration in allCommands() {
+            for option in declaration.options {
+                if let value = option.defaultValue, !option.choices.isEmpty {
+                    #expect(option.choices.contains(value), "\(declaration.path) --\(option.name) default \(value)")
+                }
+                #expect(
+                    option.defaultValue == nil || option.defaultDescription == nil,
+                    "\(declaration.path) --\(option.name) has a default value and a description of one")
+                if option.isDeprecated { #expect(option.help.contains("use --"), "\(option.name)") }
+                forms[option.name, default: []].insert((option.valueName ?? "") + "|" + option.choices.joined(separator: "|"))
+            }
+            // gpsd's address is only ever --gpsd; --host and --port survive only as deprecated spellings.
+            for name in ["host", "port"] {
+                if let option = declaration.option(name) { #expect(option.isDeprecated, "\(declaration.path) --\(name)") }
+            }
+        }
+        for name in ["gpsd", "connection", "power-switch", "speed"] {
+            #expect(forms[name]?.count == 1, "--\(name) takes different forms: \(forms[name] ?? [])")
+        }
+    }
+
+    @Test func oldSpellingsStillWorkForOneReleaseWithAWarning() throws {
+        let port = try freeLoopbackPort()
+        let (code, _, error) = run(["watch", "--host", "127.0.0.1", "--port", String(port)])
+        #expect(code == 69)
+        #expect(error.contains("deprecated") && error.contains("--gpsd 127.0.0.1:\(port)"), "\(error)")
+        #expect(error.contains("127.0.0.1:\(port)"))
+        let (both, _, bothError) = run(["watch", "--gpsd", "localhost", "--port", "2947"])
+        #expect(both == 64, "\(bothError)")
+        let parsed = try ReceiverCommand.identifyDeclaration.parse(["--gpio-chip", "gpiochip0", "--gpio-line", "17"])
+        #expect(parsed.string("gpio-chip") == "gpiochip0")
+    }
+
+    @Test func powerSwitchForms() throws {
+        #expect(try PowerSwitchOption.parse("none") == PowerSwitchOption.Choice.none)
+        #expect(try PowerSwitchOption.parse("usb-port") == .usbPort(hub: nil, port: nil))
+        #expect(try PowerSwitchOption.parse("usb-port:1-1.4:3") == .usbPort(hub: "1-1.4", port: 3))
+        #expect(try PowerSwitchOption.parse("gpio:gpiochip0:17") == .gpio(chip: "gpiochip0", line: 17, activeLow: false))
+        #expect(try PowerSwitchOption.parse("gpio:gpiochip0:17:active-low") == .gpio(chip: "gpiochip0", line: 17, activeLow: true))
+        for bad in ["gpio", "gpio::17", "gpio:c:-1", "gpio:c:1:low", "usb-port:", "usb-port:1-1", "usb-port:1-1:0", "usb"] {
+            #expect(throws: UsageError.self, "\(bad)") { try PowerSwitchOption.parse(bad) }
+        }
+        // The service has no HUB:PORT in its config: it switches the port gpsd.device is on.
+        let (code, _, error) = run(["config", "show", "--power-switch", "usb-port:1-1:3"])
+        #expect(code == 64 && error.contains("usb-port without HUB:PORT"), "\(error)")
     }
 }

@@ -50,7 +50,7 @@ import Testing
         let modelFile = NSTemporaryDirectory() + "lodestar-receiver-test-\(getpid()).json"
         defer { unlink(modelFile) }
         let (code, output, error) = run([
-            "receiver", "test", "--port", String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
+            "receiver", "test", "--gpsd", "localhost:" + String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
             "--cycles", "5", "--down", "1", "--model-file", modelFile,
         ])
         #expect(code == 0, "\(error)")
@@ -84,7 +84,7 @@ import Testing
         }
         receiver.start()
         let (code, output, error) = run([
-            "receiver", "identify", "--port", String(gpsd.port), "--device", terminal.devicePath, "--timeout", "20",
+            "receiver", "identify", "--gpsd", "localhost:" + String(gpsd.port), "--device", terminal.devicePath, "--timeout", "20",
         ])
         #expect(code == 0, "\(error)")
         #expect(output.contains("driver: u-blox"), "\(output)")
@@ -103,7 +103,7 @@ import Testing
         receiver.faults = EmulatedReceiver.Faults(ignoresCommands: true)
         receiver.start()
         let (code, _, error) = run([
-            "receiver", "sleep", "--port", String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
+            "receiver", "sleep", "--gpsd", "localhost:" + String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
             "--timeout", "40",
         ])
         #expect(code == 69, "\(error)")
@@ -117,7 +117,7 @@ import Testing
 
     @Test func noGPSDIsUnavailable() throws {
         let port = try freeLoopbackPort()
-        let (code, _, error) = run(["receiver", "identify", "--port", String(port), "--timeout", "1"])
+        let (code, _, error) = run(["receiver", "identify", "--gpsd", "localhost:" + String(port), "--timeout", "1"])
         #expect(code == 69)
         #expect(error.contains("identified no receiver"))
     }

@@ -8,7 +8,7 @@ import Testing
     @Test func watchSurvivesGpsdRestart() throws {
         let first = try GPSDTestBed.readOnly()
         let port = first.gpsd.port
-        let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", String(port), "--format", "jsonl"])
+        let watch = InProcessCommand(["watch", "--gpsd", "127.0.0.1:" + String(port), "--format", "jsonl"])
         try waitUntil("lodestar watch to watch") { watch.standardError.text.contains("watching gpsd") }
         _ = first.feed(try Fixtures.bytes("gpsd-sirf4-bu353s4.nmea"))
         try waitUntil("fixes before the restart") { watch.standardOutput.lines.count >= 20 }

@@ -40,7 +40,7 @@ private func temporaryFolder() throws -> String {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.capture"
         let started = monotonicSeconds()
-        let result = runCommand(["record", file, "--raw", "--host", "127.0.0.1", "--port", String(server.port)])
+        let result = runCommand(["record", file, "--raw", "--gpsd", "127.0.0.1:" + String(server.port)])
         #expect(result.code == 69, "\(result.error)")
         #expect(monotonicSeconds() - started < 5, "told within the banner's 3 s")
         #expect(result.error.contains("127.0.0.1:\(server.port) is not gpsd"), "\(result.error)")
@@ -56,7 +56,7 @@ private func temporaryFolder() throws -> String {
         let impostor = try #require(Self.impostors.first { $0.name == name })
         let server = try ImpostorServer(impostor.behaviour)
         defer { server.stop() }
-        let result = runCommand(["watch", "--host", "127.0.0.1", "--port", String(server.port)])
+        let result = runCommand(["watch", "--gpsd", "127.0.0.1:" + String(server.port)])
         #expect(result.code == 69, "\(result.error)")
         #expect(result.error.contains("127.0.0.1:\(server.port) is not gpsd"), "\(result.error)")
         #expect(result.error.contains(impostor.said), "\(result.error)")
@@ -67,7 +67,7 @@ private func temporaryFolder() throws -> String {
 @Suite struct RecordOptionTests {
     @Test(arguments: ["", "0", "4095", "1X", "M", "-5M", "1.5M", "99999999999999999999G"])
     func aBadMaximumSizeIsAUsageError(size: String) {
-        let result = runCommand(["record", "/nonexistent/run.capture", "--max-size", size, "--port", "1"])
+        let result = runCommand(["record", "/nonexistent/run.capture", "--max-size", size, "--gpsd", "localhost:1"])
         #expect(result.code == 64, "\(size): \(result.error)")
         #expect(result.error.contains("--max-size"), "\(result.error)")
     }
@@ -101,9 +101,9 @@ private func gpsdTexts(_ contents: CaptureContents) -> [String] {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let rotating = InProcessCommand([
-            "record", folder + "/run.capture", "--max-size", "32K", "--host", "127.0.0.1", "--port", bed.port,
+            "record", folder + "/run.capture", "--max-size", "32K", "--gpsd", "127.0.0.1:" + bed.port,
         ])
-        let whole = InProcessCommand(["record", folder + "/whole.capture", "--host", "127.0.0.1", "--port", bed.port])
+        let whole = InProcessCommand(["record", folder + "/whole.capture", "--gpsd", "127.0.0.1:" + bed.port])
         try waitUntil("both records to start") {
             rotating.standardError.text.contains("recording gpsd") && whole.standardError.text.contains("recording gpsd")
         }
@@ -181,7 +181,7 @@ private func gpsdTexts(_ contents: CaptureContents) -> [String] {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.capture"
-        let record = InProcessCommand(["record", file, "--raw", "--host", "127.0.0.1", "--port", bed.port])
+        let record = InProcessCommand(["record", file, "--raw", "--gpsd", "127.0.0.1:" + bed.port])
         try waitUntil("record to start") { record.standardError.text.contains("recording gpsd") }
 
         let log = RawLogEpochs(try Fixtures.bytes("munich-urban-stopgo-31m.nmea"))

@@ -17,7 +17,7 @@ import Testing
             gpspipe.terminate()
             unlink(gpspipeOutput)
         }
-        let watch = InProcessCommand(["watch", "--host", "127.0.0.1", "--port", bed.port, "--format", "jsonl"])
+        let watch = InProcessCommand(["watch", "--gpsd", "127.0.0.1:" + bed.port, "--format", "jsonl"])
         try waitUntil("lodestar watch to watch") { watch.standardError.text.contains("watching gpsd") }
 
         let outcome = bed.feed(try Fixtures.bytes(capture))

@@ -23,7 +23,7 @@ import Testing
         }
         receiver.start()
         let watch = InProcessCommand([
-            "watch", "--host", "127.0.0.1", "--port", String(gpsd.port), "--no-fix-interval", "1", "--format", "jsonl",
+            "watch", "--gpsd", "127.0.0.1:" + String(gpsd.port), "--no-fix-interval", "1", "--format", "jsonl",
         ])
         try waitUntil("two no-fix lines") {
             watch.standardError.text.components(separatedBy: "lodestar: no fix since start ").count >= 3

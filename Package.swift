@@ -59,7 +59,7 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the
-        // monotonic clock, threads, child processes.
+        // monotonic clock, threads, child processes, and the Logger the daemon is handed.
         .target(name: "SystemInterface"),
         .target(name: "GPSModel"),
         // The one JSON scanner, value tree and writer: gpsd lines, captures, profiles and command output.

@@ -1,5 +1,6 @@
 import GPSModel
 import Policy
+import SystemInterface
 
 /// What `lodestar run` does, as read from its config file (docs/config.md) and flags. Every member has the
 /// default an empty config `{}` gives; `DaemonConfigurationReader` (DaemonConfigurationFile.swift) reads and
@@ -28,6 +29,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The datum outputs and uploads write coordinates in. The policy, the store and captures always hold
     /// WGS-84, the receiver's own.
     public var coordinates: CoordinateSystem = .wgs84
+    /// The least a message must matter to reach the journal: `info` (the default) logs every regime change,
+    /// `notice` only starts, stops, reloads and what went wrong, `debug` also each command sent to the receiver.
+    public var logLevel: Logger.Level = .info
 
     public init() {}
 

@@ -249,7 +249,7 @@ public enum DaemonConfigurationReader {
 enum ConfigurationKeys {
     static let top = [
         "profile", "profileDirectory", "gpsd", "receiver", "outputs", "stateDirectory", "runtimeDirectory", "status",
-        "store", "upload", "coordinates",
+        "store", "upload", "coordinates", "logLevel",
     ]
     static let gpsd = ["host", "port", "device"]
     static let receiver = ["powerControl", "connection", "powerSwitch"]
@@ -403,6 +403,9 @@ private struct ConfigurationWalker {
             let text = choice(value, at: "coordinates", CoordinateSystem.allCases.map(\.rawValue))
         {
             configuration.coordinates = CoordinateSystem(rawValue: text) ?? .wgs84
+        }
+        if let value = top["logLevel"], let text = choice(value, at: "logLevel", Logger.Level.allCases.map(\.rawValue)) {
+            configuration.logLevel = Logger.Level(rawValue: text) ?? .info
         }
         checkCombinations(configuration)
         return configuration
@@ -1006,6 +1009,7 @@ extension DaemonConfiguration {
             ("store", storeValue),
             ("upload", uploadValue),
             ("coordinates", .string(coordinates.rawValue)),
+            ("logLevel", .string(logLevel.rawValue)),
         ])
     }
 

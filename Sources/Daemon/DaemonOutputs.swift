@@ -1,9 +1,11 @@
+import SystemInterface
+
 /// The outputs a config names, opened: relative paths resolved against the state directory (files) or the
 /// runtime directory (the socket). One that cannot be opened is logged and left out; the others run.
 public enum DaemonOutputs {
     public static func open(
         _ configuration: DaemonConfiguration, standardOutput: @escaping StdoutTrackOutput.Sink = StdoutTrackOutput.standardOutput,
-        log: (String) -> Void
+        logger: Logger
     ) -> [any TrackOutput] {
         let outputs = configuration.outputs
         var opened: [any TrackOutput] = []
@@ -27,7 +29,7 @@ public enum DaemonOutputs {
                 // Its notices (the group not set, a client dropped) are logged by the service as they come.
                 opened.append(try LocationSocketServer(path: path, settings: socket))
             } catch {
-                log("lodestar run: cannot open the locations socket: \(error); running without it")
+                logger.error("cannot open the locations socket: \(error); running without it")
             }
         }
         return opened

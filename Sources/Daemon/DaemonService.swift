@@ -45,8 +45,8 @@ public final class DaemonService {
     /// What the caller provides besides the setup: where log lines go, the outputs a config asks for, and the
     /// process's signals.
     public struct Hooks {
-        /// One line for the journal (stderr).
-        public var log: (String) -> Void
+        /// What the service says happens, to the journal (stderr); its level follows the config's `logLevel`.
+        public var logger: Logger
         /// The outputs a config names; failures to open one are logged and it is left out.
         public var makeOutputs: (DaemonConfiguration) -> [any TrackOutput]
         /// True once SIGTERM or SIGINT came (or the caller wants the run to end).
@@ -58,10 +58,10 @@ public final class DaemonService {
         public var observe: (LocationUpdate) -> Void = { _ in }
 
         public init(
-            log: @escaping (String) -> Void, makeOutputs: @escaping (DaemonConfiguration) -> [any TrackOutput],
+            logger: Logger, makeOutputs: @escaping (DaemonConfiguration) -> [any TrackOutput],
             shouldStop: @escaping () -> Bool, takeReload: @escaping () -> DaemonReload? = { nil }
         ) {
-            self.log = log
+            self.logger = logger
             self.makeOutputs = makeOutputs
             self.shouldStop = shouldStop
             self.takeReload = takeReload
@@ -110,6 +110,34 @@ public final class DaemonService {
         (status.chargeMilliampHours, status.alwaysOnMilliampHours)
     }
 
+    private var log: Logger { hooks.logger }
+
+    /// What the journal files a policy event under: a receiver gone or a wake without a fix is a warning
+    /// (`journalctl -p warning` shows them), the rest is what a tracker does all day.
+    static func level(of kind: PolicyEventKind) -> Logger.Level {
+        switch kind {
+        case .receiverLost, .acquisitionFailed, .receiverTimeChanged: .warning
+        case .receiverBack: .notice
+        case .requestFailed: .warning
+        case .paused, .resumed, .deferredFinished, .significantChange, .requestCompleted, .wakeDeliveredNothing: .info
+        }
+    }
+
+    /// A command without effect, a wake that failed or a command not sent is a warning; the identification
+    /// a notice; every regime step information.
+    static func level(of kind: PowerEvent.Kind) -> Logger.Level {
+        switch kind {
+        case .noEffect, .wakeFailed, .commandFailed, .regimeUnreachable: .warning
+        case .receiverIdentified, .receiverUnknown: .notice
+        case .regimeCommanded, .quiet, .firstFixAfterWake, .reapplied: .info
+        }
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }
+
     /// Seconds since the service started, on the monotonic clock.
     private var t: Double { monotonicSeconds() - started }
     /// Seconds since the service started on the runtime's clock (the receiver's, in the demo).
@@ -127,7 +155,7 @@ public final class DaemonService {
         let clock = ForwardingClock(anchor: startedAt, rate: rate, seconds: { (monotonicSeconds() - started) * rate })
         let forwarder = StoreForwarder(
             configuration: setup.configuration, clock: clock, newestDelivered: state.lastLocation?.timestamp,
-            log: hooks.log)
+            logger: hooks.logger)
         status.store = forwarder == nil ? nil : setup.configuration.store.map {
             DaemonConfiguration.resolve($0.path, under: setup.configuration.stateDirectory)
         }
@@ -140,22 +168,22 @@ public final class DaemonService {
         if let problem = Self.prepareDirectories(setup.configuration) { return .cannotCreate(problem) }
         let stateFile = PersistedStateFile(stateDirectory: setup.configuration.stateDirectory)
         let loaded = stateFile.load()
-        if let message = loaded.message { hooks.log("lodestar run: \(message)") }
+        if let message = loaded.message { log.warning(message) }
         savedState = loaded.state
         state = savedState
         state.runs += 1
         if let last = savedState.lastLocation {
             status.lastFix = last.timestamp
             status.lastLocation = last
-            hooks.log(
-                "lodestar run: restored: last location \(last.timestamp.iso8601), receiver left in "
+            log.info(
+                "restored: last location \(last.timestamp.iso8601), receiver left in "
                     + "\(savedState.regime?.rawValue ?? "an unknown regime"), \(savedState.fixesDelivered) locations over "
                     + "\(savedState.runs) earlier run\(savedState.runs == 1 ? "" : "s")")
         }
         outputs = hooks.makeOutputs(setup.configuration).map(OutputGuard.init)
         forwarder = makeForwarder(setup)
-        hooks.log(
-            "lodestar run: profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
+        log.notice(
+            "profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
                 + ", power control \(Self.mechanismName(setup)); outputs: "
                 + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", ")))
@@ -174,14 +202,14 @@ public final class DaemonService {
             }
             if hooks.shouldStop(), !current.isShuttingDown {
                 stopSeen = monotonicSeconds()
-                hooks.log("lodestar run: stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
+                log.notice("stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
                 notify(notifier.stopping())
                 current.shutDown()
             }
             // With the 0.2 s turn before the stop is seen and the outputs' close after, this keeps the exit
             // within systemd's and the contract's 2 s.
             if current.isShuttingDown, current.shutDownFor > Self.managerStopLimit {
-                hooks.log("lodestar run: the manager did not finish within \(Self.managerStopLimit) s of the stop; leaving anyway")
+                log.warning("the manager did not finish within \(Self.managerStopLimit) s of the stop; leaving anyway")
                 finishCapture(of: current)
                 run = nil
                 break
@@ -194,7 +222,7 @@ public final class DaemonService {
             housekeeping()
         }
         for output in outputs {
-            for line in output.finish(t: t) { hooks.log("lodestar run: \(line)") }
+            for entry in output.finish(t: t) { log.log(entry.level, entry.text) }
         }
         forwarder?.close(waitingAtMost: Self.uploadStopLimit)
         // The last status keeps what the outputs and the store lost.
@@ -204,7 +232,7 @@ public final class DaemonService {
         save()
         if let stopSeen {
             let seconds = ((monotonicSeconds() - stopSeen) * 100).rounded() / 100
-            hooks.log("lodestar run: stopped \(seconds) s after the stop was seen")
+            log.notice("stopped \(seconds) s after the stop was seen")
         }
         return .stopped
     }
@@ -213,7 +241,7 @@ public final class DaemonService {
     /// watchdog at half its interval.
     private func housekeeping() {
         if let problem = run?.newCaptureFailure() {
-            hooks.log("lodestar run: \(problem)")
+            log.error(problem)
             note(error: problem, about: "capture")
         }
         let now = t
@@ -266,34 +294,35 @@ public final class DaemonService {
     private func failedFile(_ name: String, _ reason: String) {
         guard failing[name] != reason else { return }
         failing[name] = reason
-        hooks.log("lodestar run: cannot write the \(name) file: \(reason)")
+        log.error("cannot write the \(name) file: \(reason)")
         note(error: reason, about: "file \(name)")
     }
 
     private func recoveredFile(_ name: String) {
         guard failing.removeValue(forKey: name) != nil else { return }
         clear("file \(name)")
-        hooks.log("lodestar run: the \(name) file is written again")
+        log.notice("the \(name) file is written again")
     }
 
     private var notifyFailed = false
 
     /// A failed notification is logged once; the service never stops for it.
     private func notify(_ failure: NotifyFailure?) {
-        if let failure, !notifyFailed { hooks.log("lodestar run: \(failure)") }
+        if let failure, !notifyFailed { log.warning("\(failure)") }
         notifyFailed = failure != nil
     }
 
     private func apply(_ reload: DaemonReload) {
         switch reload {
         case .rejected(let problems):
-            hooks.log("lodestar run: reload refused, the running config stays:")
-            for problem in problems { hooks.log("  \(problem)") }
+            log.error("reload refused, the running config stays:")
+            for problem in problems { log.error("  \(problem)") }
             // Each refusal is news, not the same condition going on: it becomes the newest problem.
             clear("reload")
             note(error: "reload refused: " + (problems.first ?? "invalid config"), about: "reload")
         case .accepted(let new):
-            hooks.log("lodestar run: reloading: profile \(new.profile.name)")
+            log.notice("reloading: profile \(new.profile.name)")
+            hooks.logger.logLevel = new.configuration.logLevel
             // The config now running is valid: a refusal of an earlier one is no longer true.
             clear("reload")
             notify(notifier.reloading())
@@ -317,10 +346,10 @@ public final class DaemonService {
                 || new.clockRate != setup.clockRate
             if outputsChanged {
                 for output in outputs {
-                    for line in output.finish(t: t) { hooks.log("lodestar run: \(line)") }
+                    for entry in output.finish(t: t) { log.log(entry.level, entry.text) }
                     clear("output \(output.name)")
                 }
-                if let problem = Self.prepareDirectories(new.configuration) { hooks.log("lodestar run: \(problem)") }
+                if let problem = Self.prepareDirectories(new.configuration) { log.error(problem) }
                 outputs = hooks.makeOutputs(new.configuration).map(OutputGuard.init)
             }
             // The old run's capture is closed; the new run has its own.
@@ -373,16 +402,18 @@ public final class DaemonService {
             status.regime = regime
             status.regimeReason = reason
             state.regime = regime
-            hooks.log("lodestar run: regime \(regime.rawValue): \(reason)")
+            log.info("regime \(regime.rawValue): \(reason)")
             write(.regime(regime, reason: reason, t: t, at: now), now: now)
         case .event(let kind, let detail):
-            hooks.log("lodestar run: \(kind.name): \(detail)")
+            log.log(Self.level(of: kind), "\(kind.name): \(detail)")
             if case .receiverLost = kind { note(error: detail, about: "receiver") }
             if case .acquisitionFailed = kind { note(error: "no fix: \(detail)", about: "acquisition") }
             write(.event(kind, detail: detail, t: t, at: now), now: now)
         case .power(let event):
             if setup.power != nil { ledger.record(event, at: receiverSeconds) }
-            hooks.log("lodestar run: power: \(event.kind.rawValue): \(event.detail)")
+            log.log(
+                Self.level(of: event.kind), "power: \(event.kind.rawValue): \(event.detail)",
+                metadata: event.mechanism.map { [Logger.Metadata("mechanism", $0.rawValue)] } ?? [])
             switch event.kind {
             case .receiverIdentified, .receiverUnknown:
                 status.receiver = event.detail
@@ -395,16 +426,16 @@ public final class DaemonService {
             }
             write(.power(event, t: t, at: now), now: now)
         case .noFix(let notice):
-            hooks.log("lodestar run: \(notice.sentence)")
-        case .transmitted:
-            break
+            log.info(notice.sentence)
+        case .transmitted(let bytes, let description):
+            log.debug("power: sent \(description): \(bytes.map { Self.hex($0) }.joined(separator: " "))")
         }
         hooks.observe(update)
     }
 
     private func finishCapture(of run: ManagedRun) {
         if let problem = run.finishCapture() {
-            hooks.log("lodestar run: \(problem)")
+            log.error(problem)
             note(error: problem, about: "capture")
         }
     }
@@ -446,8 +477,8 @@ public final class DaemonService {
         for output in outputs { report(output.tick(now: now, t: t), of: output) }
     }
 
-    private func report(_ lines: [String], of output: OutputGuard) {
-        for line in lines { hooks.log("lodestar run: \(line)") }
+    private func report(_ lines: [LogEntry], of output: OutputGuard) {
+        for entry in lines { log.log(entry.level, entry.text) }
         if let failure = output.failure {
             note(error: "\(output.name): \(failure)", about: "output \(output.name)")
         } else {

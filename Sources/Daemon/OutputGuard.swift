@@ -1,3 +1,4 @@
+import SystemInterface
 import GPSModel
 
 /// One output as the service drives it. A failing output is not tried on every record: that wrote a
@@ -27,20 +28,20 @@ public final class OutputGuard {
 
     /// Hands `record` on unless the output is resting; `t` is the service's monotonic seconds. Returns the
     /// lines for the journal.
-    public func write(_ record: TrackRecord, now: UTCTime, t: Double) -> [String] {
+    public func write(_ record: TrackRecord, now: UTCTime, t: Double) -> [LogEntry] {
         let isLocation = if case .location = record { true } else { false }
         if failure != nil, t < retryAt {
             if isLocation { countLost() }
             return []
         }
-        var lines: [String] = []
+        var lines: [LogEntry] = []
         do throws(OutputFailure) {
             try output.write(record, now: now)
             if isLocation, let failure {
                 lines.append(
-                    "\(name): writing again after \(StatusText.duration(t - failedAt)); "
+                    LogEntry(.notice, "\(name): writing again after \(StatusText.duration(t - failedAt)); "
                         + "\(lostThisFailure) location\(lostThisFailure == 1 ? "" : "s") lost while it failed "
-                        + "(\(failure))")
+                        + "(\(failure))"))
                 self.failure = nil
                 rest = 0
                 lostThisFailure = 0
@@ -53,7 +54,7 @@ public final class OutputGuard {
     }
 
     /// The output's tick (fsync cadence, midnight, socket clients), unless it is resting.
-    public func tick(now: UTCTime, t: Double) -> [String] {
+    public func tick(now: UTCTime, t: Double) -> [LogEntry] {
         if failure != nil, t < retryAt { return [] }
         do throws(OutputFailure) {
             try output.tick(now: now)
@@ -67,12 +68,14 @@ public final class OutputGuard {
 
     /// Closes the output; a line with what it lost when it was still failing (it never wrote again, so the
     /// journal has not had the count yet).
-    public func finish(t: Double) -> [String] {
+    public func finish(t: Double) -> [LogEntry] {
         output.close()
         guard let failure else { return [] }
         return [
-            "\(name): closed while failing for \(StatusText.duration(t - failedAt)); \(lostThisFailure) "
-                + "location\(lostThisFailure == 1 ? "" : "s") lost (\(failure))"
+            LogEntry(
+                .error,
+                "\(name): closed while failing for \(StatusText.duration(t - failedAt)); \(lostThisFailure) "
+                    + "location\(lostThisFailure == 1 ? "" : "s") lost (\(failure))")
         ]
     }
 
@@ -84,7 +87,7 @@ public final class OutputGuard {
         lostThisFailure += 1
     }
 
-    private func failed(_ error: OutputFailure, t: Double) -> [String] {
+    private func failed(_ error: OutputFailure, t: Double) -> [LogEntry] {
         rest = min(max(Self.firstRest, rest * 2), Self.longestRest)
         retryAt = t + rest
         guard failure == nil else {
@@ -94,10 +97,13 @@ public final class OutputGuard {
         failure = error.description
         failedAt = t
         return [
-            "\(name): cannot write: \(error); trying again every \(StatusText.duration(Self.firstRest)) to "
-                + "\(StatusText.duration(Self.longestRest)), counting the locations it misses"
+            LogEntry(
+                .error,
+                "\(name): cannot write: \(error); trying again every \(StatusText.duration(Self.firstRest)) to "
+                    + "\(StatusText.duration(Self.longestRest)), counting the locations it misses")
         ]
     }
 
-    private func notices() -> [String] { output.takeNotices().map { "\(name): \($0)" } }
+    /// An output's own notices (a slow socket client dropped, a group missing) are worth a warning.
+    private func notices() -> [LogEntry] { output.takeNotices().map { LogEntry(.warning, "\(name): \($0)") } }
 }

@@ -51,7 +51,10 @@ public struct UploadScheduler: Sendable {
     public enum Action: Sendable, Equatable {
         /// Send the oldest unsent locations, at most `limit`, and report with `.sendFinished`.
         case send(limit: Int)
+        /// News for the journal: what is held, sent, caught up.
         case log(String)
+        /// A send that failed and when it is tried again: the journal files it as a warning.
+        case trouble(String)
     }
 
     /// What a send in flight has to remember for when it finishes.
@@ -239,10 +242,10 @@ public struct UploadScheduler: Sendable {
         if catchUp == nil { catchUp = CatchUp() }
         if flight.failures == 0 {
             return [
-                .log("\(name): offline: \(reason); \(Self.count(waiting, "location")) waiting, retrying in \(Self.duration(delay))")
+                .trouble("\(name): offline: \(reason); \(Self.count(waiting, "location")) waiting, retrying in \(Self.duration(delay))")
             ]
         }
-        return [.log("\(name): retrying in \(Self.duration(delay)): \(reason)")]
+        return [.trouble("\(name): retrying in \(Self.duration(delay)): \(reason)")]
     }
 
     private mutating func succeeded(_ flight: InFlight, batchSize: Int, now: Double) -> [Action] {

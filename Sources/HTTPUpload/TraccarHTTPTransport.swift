@@ -54,7 +54,7 @@ public final class TraccarHTTPTransport: UploadTransport {
     private var batteryTroubleLogged = false
 
     /// `log` gets the lines worth a person's attention (a battery source that cannot be read).
-    public init(settings: TraccarHTTPSettings, log: @escaping (String) -> Void = { _ in }) {
+    public init(settings: TraccarHTTPSettings, log: @escaping (String) -> Void) {
         self.settings = settings
         self.log = log
     }

@@ -80,7 +80,8 @@ enum PoweredDemo {
         let playStart = monotonicSeconds()
         var deliveries: [Location] = []
         var hooks = DaemonService.Hooks(
-            log: { context.say($0) }, makeOutputs: { _ in [terminal] },
+            logger: Logger(label: "lodestar demo") { context.say(LogLineFormat(priorityPrefix: false).line($0)) },
+            makeOutputs: { _ in [terminal] },
             shouldStop: {
                 let timeUp = options.duration.map { monotonicSeconds() - playStart >= $0 } ?? false
                 return receiver.isFinished || terminal.emitter.finished || context.shouldStop() || timeUp

@@ -1,5 +1,6 @@
 import Daemon
 import Lodestar
+import SystemInterface
 import Receivers
 
 /// `lodestar run`: the service. Reads its config (docs/config.md), runs the profile against gpsd with the
@@ -61,12 +62,16 @@ enum RunCommand {
             context.say("lodestar run: \(problem)")
             return .unavailable
         }
+        let format = LogLineFormat.forStandardError()
+        let logger = Logger(label: "lodestar run", logLevel: loaded.configuration.logLevel) { message in
+            context.say(format.line(message))
+        }
         HangupSignal.install()
         var current = setup
         let service = DaemonService(
             setup: setup,
             hooks: DaemonService.Hooks(
-                log: { context.say($0) },
+                logger: logger,
                 makeOutputs: { configuration in
                     DaemonOutputs.open(
                         configuration,
@@ -77,7 +82,7 @@ enum RunCommand {
                             case .failed(let code):
                                 throw OutputFailure(path: "stdout", reason: CommandContext.reason(code))
                             }
-                        }, log: { context.say($0) })
+                        }, logger: logger)
                 },
                 shouldStop: context.shouldStop,
                 takeReload: {

@@ -1,6 +1,7 @@
 import Daemon
 import JSON
 import Lodestar
+import SystemInterface
 
 #if canImport(Glibc)
     import Glibc
@@ -32,6 +33,9 @@ enum RunOptions {
             help: "a switch on the receiver's supply, usb-port without HUB:PORT: the service finds the port "
                 + "from gpsd.device (receiver.powerSwitch)"),
         .flag("no-power-control", help: "never command the receiver (receiver.powerControl false)"),
+        .value(
+            "log-level", "level", choices: Logger.Level.allCases.map(\.rawValue),
+            help: "the least a message must matter to be logged (logLevel)"),
         .value("set", "key=value", help: "set one key of the config, VALUE as JSON when it parses, else as text"),
     ]
 
@@ -74,6 +78,7 @@ enum RunOptions {
             add("receiver.powerSwitch", try powerSwitch(choice), "power-switch")
         }
         if parsed.flags.contains("no-power-control") { add("receiver.powerControl", .bool(false), "no-power-control") }
+        if let level = parsed.string("log-level") { add("logLevel", .string(level), "log-level") }
         if let assignment = parsed.string("set") {
             guard let override = DaemonConfigurationOverride(assignment: assignment) else {
                 throw UsageError(

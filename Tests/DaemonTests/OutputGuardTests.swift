@@ -33,17 +33,20 @@ import Glibc
     @Test func aFailingOutputBacksOffAndIsLoggedOnceWithWhatItLost() {
         let output = FlakyOutput()
         let guarded = OutputGuard(output)
-        var lines: [String] = []
+        var entries: [LogEntry] = []
         let now = UTCTime(seconds: 1_795_989_600)
         // A location and a regime change every second for two minutes: the regime records, which this output
         // ignores without failing, must not count as "writing again".
         for second in 0..<120 {
             if second == 100 { output.broken = false }
-            lines += guarded.write(.location(location(Int64(second))), now: now, t: Double(second))
-            lines += guarded.write(
+            entries += guarded.write(.location(location(Int64(second))), now: now, t: Double(second))
+            entries += guarded.write(
                 .regime(.continuous, reason: "moving", t: Double(second), at: now), now: now, t: Double(second))
-            lines += guarded.tick(now: now, t: Double(second))
+            entries += guarded.tick(now: now, t: Double(second))
         }
+        // A failure is an error for the journal; its end a notice.
+        #expect(entries.allSatisfy { $0.level == .error }, "\(entries)")
+        var lines = entries.map(\.text)
         let failures = lines.filter { $0.contains("cannot write") }
         let recoveries = lines.filter { $0.contains("writing again") }
         #expect(failures.count == 1, "\(lines)")
@@ -53,7 +56,9 @@ import Glibc
         #expect(output.written == 0)
         #expect(guarded.lost == 120)
         #expect(guarded.failure != nil)
-        lines += guarded.write(.location(location(200)), now: now, t: 200)
+        let mended = guarded.write(.location(location(200)), now: now, t: 200)
+        #expect(mended.map(\.level) == [.notice])
+        lines += mended.map(\.text)
         #expect(output.written == 1)
         #expect(guarded.failure == nil)
         #expect(guarded.status == OutputStatus(name: "gpx /srv/track", failure: nil, lost: 120))
@@ -64,7 +69,7 @@ import Glibc
         // Failing still at the stop: the count goes to the journal then.
         let broken = OutputGuard(FlakyOutput())
         for second in 0..<10 { _ = broken.write(.location(location(Int64(second))), now: now, t: Double(second)) }
-        let last = broken.finish(t: 10)
+        let last = broken.finish(t: 10).map(\.text)
         #expect(last.count == 1 && last[0].contains("closed while failing for 10 s; 10 locations lost"), "\(last)")
     }
 
@@ -79,7 +84,9 @@ import Glibc
         defer { guarded.close() }
         let now = UTCTime(seconds: 1_795_989_600)
         // The missing group, at the first tick after the socket opened.
-        let first = guarded.tick(now: now, t: 0)
+        let notices = guarded.tick(now: now, t: 0)
+        #expect(notices.map(\.level) == [.warning])
+        let first = notices.map(\.text)
         #expect(first.count == 1 && first[0].contains("group no-such-group-for-lodestar does not exist"), "\(first)")
         #expect(guarded.tick(now: now, t: 1).isEmpty, "said once")
 
@@ -91,7 +98,7 @@ import Glibc
         let line = JSONLine.location(location(0))
         let count = 4 * (LocationSocketServer.clientBufferLimit + 1_000_000) / line.utf8.count
         var lines: [String] = []
-        for index in 0..<count { lines += guarded.write(.location(location(Int64(index))), now: now, t: 3) }
+        for index in 0..<count { lines += guarded.write(.location(location(Int64(index))), now: now, t: 3).map(\.text) }
         #expect(lines.count == 1, "\(lines.prefix(3))")
         #expect(lines.first?.contains("client 1 dropped: it stopped reading") == true, "\(lines.prefix(3))")
         #expect(server.clientCount == 0)

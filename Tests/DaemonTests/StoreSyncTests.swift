@@ -35,7 +35,9 @@ import Testing
         store.syncInterval = syncInterval
         configuration.store = store
         let clock = ForwardingClock(anchor: UTCTime(seconds: 1_796_000_000)) { seconds.now }
-        return try #require(StoreForwarder(configuration: configuration, clock: clock, newestDelivered: nil) { _ in })
+        return try #require(StoreForwarder(
+                configuration: configuration, clock: clock, newestDelivered: nil,
+                logger: .discarding(label: "store sync test")))
     }
 
     @Test func fixesAreSyncedEveryIntervalAndWhenTheReceiverGoesDownNotEachOne() throws {

@@ -30,8 +30,10 @@ extension [UploadScheduler.Action] {
 
     var logLines: [String] {
         compactMap {
-            if case .log(let line) = $0 { return line }
-            return nil
+            switch $0 {
+            case .log(let line), .trouble(let line): line
+            case .send: nil
+            }
         }
     }
 }
@@ -271,10 +273,10 @@ extension [UploadScheduler.Action] {
         _ = s.handle(.stored(count: 37, reason: .significantChange), now: 0, random: 0)
         let refused = UploadOutcome(acknowledged: 0, connectionsOpened: 1, failure: "connection refused by broker:1883")
         let offline = s.handle(.sendFinished(refused, batchSize: 37, waitingAfter: 37), now: 1, random: 1 - 1e-9)
-        #expect(offline == [.log("\(name): offline: connection refused by broker:1883; 37 locations waiting, retrying in 10 s")])
+        #expect(offline == [.trouble("\(name): offline: connection refused by broker:1883; 37 locations waiting, retrying in 10 s")])
         _ = s.handle(.tick, now: 11, random: 0)
         let again = s.handle(.sendFinished(Self.failure("HTTP 500 from traccar:5055"), batchSize: 37, waitingAfter: 37), now: 12, random: 1 - 1e-9)
-        #expect(again == [.log("\(name): retrying in 20 s: HTTP 500 from traccar:5055")])
+        #expect(again == [.trouble("\(name): retrying in 20 s: HTTP 500 from traccar:5055")])
         _ = s.handle(.tick, now: 32, random: 0)
         let back = s.handle(.sendFinished(Self.success(37), batchSize: 37, waitingAfter: 0), now: 33, random: 0)
         #expect(back == [.log("\(name): caught up: 37 locations sent in 1 batch, none waiting")])

@@ -133,7 +133,7 @@ func wallClockNow() -> UTCTime {
         // Ids of this run only (a real server keeps earlier runs' positions).
         let firstID = now.seconds * 10
         let batch = storedBatch(4, firstID: firstID, start: start)
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: target.url, deviceID: target.deviceID, timeout: 10))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: target.url, deviceID: target.deviceID, timeout: 10), log: { _ in })
         let outcome = transport.send(batch, shouldStop: { false })
         #expect(outcome.failure == nil, "\(target.description)")
         #expect(outcome.acknowledged == batch.count, "\(target.description)")

@@ -48,7 +48,7 @@ final class LogLines: Sendable {
     }
 
     @Test func emptyBatchOpensNothing() {
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: "http://127.0.0.1:1", deviceID: "d"))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: "http://127.0.0.1:1", deviceID: "d"), log: { _ in })
         #expect(transport.send([], shouldStop: { false }) == UploadOutcome(acknowledged: 0, connectionsOpened: 0))
     }
 }
@@ -57,7 +57,7 @@ final class LogLines: Sendable {
     @Test(arguments: [TraccarHTTPSettings.Method.post, .get])
     func batchArrivesInOrderOnOneConnectionInTraccarsUnits(method: TraccarHTTPSettings.Method) throws {
         let standIn = try OsmAndStandIn()
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "pi car", method: method))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "pi car", method: method), log: { _ in })
         let batch = storedBatch(5, firstID: 40)
         let outcome = transport.send(batch, shouldStop: { false })
         #expect(outcome == UploadOutcome(acknowledged: 5, connectionsOpened: 1))
@@ -110,7 +110,7 @@ final class LogLines: Sendable {
 
     @Test func http500sLeaveTheRestForLaterAndLoseNothing() throws {
         let standIn = try OsmAndStandIn()
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"), log: { _ in })
         let batch = storedBatch(6, firstID: 100)
         standIn.failNext(2, after: 2)
 
@@ -137,7 +137,7 @@ final class LogLines: Sendable {
     @Test func aServerThatClosesEachConnectionIsCountedConnectionByConnection() throws {
         let standIn = try OsmAndStandIn()
         standIn.closeAfterEachAnswer(true)
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"), log: { _ in })
         let outcome = transport.send(storedBatch(3), shouldStop: { false })
         #expect(outcome == UploadOutcome(acknowledged: 3, connectionsOpened: 3))
         #expect(standIn.connectionsAccepted == 3)
@@ -147,7 +147,7 @@ final class LogLines: Sendable {
     @Test func aLateServerTimesOutWithinTheTimeout() throws {
         let standIn = try OsmAndStandIn()
         standIn.delayResponses(by: 5)
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d", timeout: 1))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d", timeout: 1), log: { _ in })
         let start = monotonicSeconds()
         let outcome = transport.send(storedBatch(3), shouldStop: { false })
         let elapsed = monotonicSeconds() - start
@@ -161,7 +161,7 @@ final class LogLines: Sendable {
     @Test func connectionRefusedThenAcceptedAgain() throws {
         let standIn = try OsmAndStandIn()
         standIn.refuseConnections()
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"), log: { _ in })
         let batch = storedBatch(2)
         let refused = transport.send(batch, shouldStop: { false })
         #expect(refused.acknowledged == 0)
@@ -176,7 +176,7 @@ final class LogLines: Sendable {
     @Test func shouldStopAbortsAWaitingRequestWithinASecond() throws {
         let standIn = try OsmAndStandIn()
         standIn.delayResponses(by: 30)
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"), log: { _ in })
         let stopAt = monotonicSeconds() + 0.5
         let outcome = transport.send(storedBatch(3), shouldStop: { monotonicSeconds() >= stopAt })
         let late = monotonicSeconds() - stopAt
@@ -187,7 +187,7 @@ final class LogLines: Sendable {
 
     @Test func stoppingBeforeTheFirstRequestSendsNothing() throws {
         let standIn = try OsmAndStandIn()
-        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"))
+        let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"), log: { _ in })
         let outcome = transport.send(storedBatch(4), shouldStop: { true })
         #expect(outcome == UploadOutcome(acknowledged: 0, connectionsOpened: 0, failure: "stopped while sending to 127.0.0.1:\(standIn.port)"))
         #expect(standIn.connectionsAccepted == 0)
@@ -198,7 +198,8 @@ final class LogLines: Sendable {
         let impostor = try ImpostorServer(.greets(ImpostorServer.sshBanner))
         defer { impostor.stop() }
         let transport = TraccarHTTPTransport(
-            settings: TraccarHTTPSettings(url: "https://127.0.0.1:\(impostor.port)", deviceID: "d", timeout: 5))
+            settings: TraccarHTTPSettings(url: "https://127.0.0.1:\(impostor.port)", deviceID: "d", timeout: 5),
+            log: { _ in })
         let outcome = transport.send(storedBatch(1), shouldStop: { false })
         #expect(outcome.acknowledged == 0)
         let failure = try #require(outcome.failure)

@@ -14,7 +14,7 @@ final class StoreForwarder {
     private let store: LocationStore
     private var workers: [UploadWorker] = []
     private let clock: ForwardingClock
-    private let log: (String) -> Void
+    private let log: Logger
     /// The newest location stored: significant-change's first event repeats the last known location, which
     /// is already in the store.
     private var newestStored: UTCTime?
@@ -36,15 +36,14 @@ final class StoreForwarder {
     /// Opens the store the config names and starts its uploaders; nil (logged) when there is no store or it
     /// cannot be opened, and the service runs on without it.
     init?(
-        configuration: DaemonConfiguration, clock: ForwardingClock, newestDelivered: UTCTime?,
-        log: @escaping (String) -> Void
+        configuration: DaemonConfiguration, clock: ForwardingClock, newestDelivered: UTCTime?, logger log: Logger
     ) {
         guard let settings = configuration.store else { return nil }
         let path = DaemonConfiguration.resolve(settings.path, under: configuration.stateDirectory)
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex,
             let problem = DaemonService.makeDirectories(String(path[..<slash]))
         {
-            log("lodestar run: cannot open the store: \(problem); running without it, nothing is uploaded")
+            log.error("cannot open the store: \(problem); running without it, nothing is uploaded")
             return nil
         }
         let bounds = StoreBounds(maxBytes: settings.maxBytes, maxAge: settings.maxAgeDays.map { Double($0) * 86_400 })
@@ -54,10 +53,10 @@ final class StoreForwarder {
             store = try LocationStore(path: path, bounds: bounds, durability: durability)
             try store.setUploaders(configuration.upload.names)
         } catch {
-            log("lodestar run: cannot open the store: \(error); running without it, nothing is uploaded")
+            log.error("cannot open the store: \(error); running without it, nothing is uploaded")
             return nil
         }
-        for notice in store.notices { log("lodestar run: store: \(notice)") }
+        for notice in store.notices { log.warning("store: \(notice)") }
         self.clock = clock
         self.log = log
         nextSync = clock.seconds() + syncInterval
@@ -75,9 +74,9 @@ final class StoreForwarder {
                 coordinates: configuration.coordinates, transport: transport)
             if worker.start() {
                 workers.append(worker)
-                log("lodestar run: upload \(name): to \(worker.status.destination)")
+                log.info("upload \(name): to \(worker.status.destination)")
             } else {
-                log("lodestar run: upload \(name): cannot start its thread; not uploading there")
+                log.error("upload \(name): cannot start its thread; not uploading there")
             }
         }
     }
@@ -173,21 +172,21 @@ final class StoreForwarder {
     private func failed(_ error: StoreError) {
         guard writeProblem != error.description else { return }
         writeProblem = error.description
-        log(
-            "lodestar run: cannot write to the store: \(error); the other outputs go on, and status counts the "
+        log.error(
+            "cannot write to the store: \(error); the other outputs go on, and status counts the "
                 + "locations it loses")
     }
 
     private func recovered() {
         guard writeProblem != nil else { return }
         writeProblem = nil
-        log("lodestar run: the store is written again (\(lost) location\(lost == 1 ? "" : "s") lost since start)")
+        log.notice("the store is written again (\(lost) location\(lost == 1 ? "" : "s") lost since start)")
     }
 
     /// About once a second: the uploaders' log lines, and the bounds every minute of the service's clock.
     func tick() {
         for worker in workers {
-            for line in worker.takeLogs() { log("lodestar run: \(line)") }
+            for entry in worker.takeLogs() { log.log(entry.level, entry.text) }
         }
         let now = clock.seconds()
         if syncInterval > 0, now >= nextSync { sync() }
@@ -197,8 +196,8 @@ final class StoreForwarder {
             let result = try store.enforceBounds(now: clock.now)
             if result.droppedUnsent > 0 {
                 dropped += result.droppedUnsent
-                log(
-                    "lodestar run: the store is full: dropped the \(result.droppedUnsent) oldest locations not yet "
+                log.warning(
+                    "the store is full: dropped the \(result.droppedUnsent) oldest locations not yet "
                         + "uploaded (\(dropped) since start); raise store.maxBytes or check the uploads")
             }
         } catch {
@@ -215,7 +214,7 @@ final class StoreForwarder {
         let deadline = monotonicSeconds() + seconds
         while workers.contains(where: { !$0.isFinished }), monotonicSeconds() < deadline { sleepSeconds(0.01) }
         for worker in workers {
-            for line in worker.takeLogs() { log("lodestar run: \(line)") }
+            for entry in worker.takeLogs() { log.log(entry.level, entry.text) }
         }
         workers = []
         sync()

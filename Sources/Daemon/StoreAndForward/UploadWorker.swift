@@ -78,7 +78,7 @@ final class UploadWorker: @unchecked Sendable {
 
     private struct Shared: Sendable {
         var inputs: [UploadScheduler.Input] = []
-        var logs: [String] = []
+        var logs: [LogEntry] = []
         var status: UploadStatus
     }
 
@@ -103,7 +103,8 @@ final class UploadWorker: @unchecked Sendable {
         self.coordinates = coordinates
         scheduler = UploadScheduler(name: name, schedule: schedule)
         self.shared = shared
-        let made = transport { line in shared.withLock { $0.logs.append("upload \(name): \(line)") } }
+        // A transport says only what went wrong beside a send (a battery level it cannot read).
+        let made = transport { line in shared.withLock { $0.logs.append(LogEntry(.warning, "upload \(name): \(line)")) } }
         self.transport = made
         shared.withLock { $0.status.destination = made.name }
     }
@@ -121,7 +122,7 @@ final class UploadWorker: @unchecked Sendable {
         wake.signal()
     }
 
-    func takeLogs() -> [String] {
+    func takeLogs() -> [LogEntry] {
         shared.withLock { shared in
             defer { shared.logs = [] }
             return shared.logs
@@ -145,7 +146,9 @@ final class UploadWorker: @unchecked Sendable {
     private var store: LocationStore?
     private var random = SystemRandomNumberGenerator()
 
-    private func log(_ line: String) { shared.withLock { $0.logs.append(line) } }
+    private func log(_ level: Logger.Level, _ line: String) {
+        shared.withLock { $0.logs.append(LogEntry(level, line)) }
+    }
 
     private func run() {
         var nextOpen = 0.0
@@ -155,7 +158,7 @@ final class UploadWorker: @unchecked Sendable {
                 do throws(StoreError) {
                     let opened = try LocationStore(path: storePath, durability: durability)
                     store = opened
-                    if storeProblem != nil { log("upload \(name): the store opens again") }
+                    if storeProblem != nil { log(.notice, "upload \(name): the store opens again") }
                     storeProblem = nil
                     let waiting = try opened.queueDepth(for: name)
                     let oldest = try opened.oldestPending(for: name).map { clock.seconds(of: $0) }
@@ -163,7 +166,7 @@ final class UploadWorker: @unchecked Sendable {
                 } catch {
                     store = nil
                     if storeProblem != error.description {
-                        log("upload \(name): cannot open the store: \(error); trying again every 10 s")
+                        log(.error, "upload \(name): cannot open the store: \(error); trying again every 10 s")
                         storeProblem = error.description
                     }
                     updateStatus { $0.state = "no store"; $0.lastError = error.description }
@@ -192,7 +195,8 @@ final class UploadWorker: @unchecked Sendable {
         while !pending.isEmpty {
             let action = pending.removeFirst()
             switch action {
-            case .log(let line): log("upload " + line)
+            case .log(let line): log(.info, "upload " + line)
+            case .trouble(let line): log(.warning, "upload " + line)
             case .send(let limit): pending += send(limit: limit)
             }
         }
@@ -237,7 +241,7 @@ final class UploadWorker: @unchecked Sendable {
             } catch {
                 // Not recorded: they go again (at-least-once), and the log says why.
                 outcome.failure = outcome.failure ?? "cannot record what was sent in the store: \(error)"
-                log("upload \(name): cannot record what was sent in the store: \(error)")
+                log(.error, "upload \(name): cannot record what was sent in the store: \(error)")
             }
             let now = clock.seconds()
             let latencies = batch[..<acknowledged].map { now - clock.seconds(of: $0.stored) }

@@ -245,6 +245,7 @@ run_lodestar() {
   run_check check_kill
   run_check check_watchdog
   run_check check_journal_permissions
+  run_check check_journal_priorities
   run_check check_security
 }
 

@@ -192,6 +192,21 @@ check_journal_permissions() {
   fi
 }
 
+# The service's lines reach journald with their priorities (sd-daemon prefixes, JOURNAL_STREAM): regime changes
+# are info, the start is a notice, and `journalctl -p warning` shows no regime change.
+check_journal_priorities() {
+  local info notice warning
+  info=$(journalctl -b -u lodestar --no-pager -o cat -p info..info 2>/dev/null | grep -c '^lodestar run: regime ')
+  notice=$(journalctl -b -u lodestar --no-pager -o cat -p notice..notice 2>/dev/null | grep -c '^lodestar run: profile ')
+  warning=$(journalctl -b -u lodestar --no-pager -o cat -p warning 2>/dev/null | grep -c '^lodestar run: regime ')
+  if [ "$info" -gt 0 ] && [ "$notice" -gt 0 ] && [ "$warning" -eq 0 ] && \
+     ! journalctl -b -u lodestar --no-pager -o cat 2>/dev/null | grep -q '^<[0-7]>'; then
+    result lodestar-journal-priorities pass "$info regime lines at info, $notice starts at notice, none at warning or worse; no '<N>' left in a message"
+  else
+    result lodestar-journal-priorities fail "regime at info $info, start at notice $notice, regime at warning or worse $warning"
+  fi
+}
+
 # systemd-analyze security's exposure score for the unit as shipped.
 check_security() {
   local out score

@@ -81,10 +81,16 @@ let package = Package(
         .target(name: "MQTTUpload", dependencies: ["CMosquitto", "Forwarding", "GPSModel", "SystemInterface"]),
         // Traccar's OsmAnd protocol over HTTP(S) (libcurl).
         .target(name: "HTTPUpload", dependencies: ["CCurl", "Forwarding", "GPSModel", "SystemInterface"]),
-        // Test infrastructure: used by the tests, `lodestar demo` and bench/, never by the library.
+        // The emulated receiver behind a pseudo-terminal, a private gpsd and the capture feeder: what `lodestar demo`,
+        // `lodestar replay --through-gpsd` and `receiver-emulator` are made of, and the tests too; never the library.
         .target(
-            name: "Testbed",
+            name: "ReceiverEmulation",
             dependencies: ["GPSModel", "GPSD", "Capture", "Policy", "Simulation", "Receivers", "SystemInterface"]),
+        // Test infrastructure for the test targets only (like swift-nio's NIOTestUtils): the repository's captures,
+        // waits, the gpsd test bed, the servers the uploaders are tested against, and the tags.
+        .target(
+            name: "TestSupport",
+            dependencies: ["ReceiverEmulation", "GPSModel", "GPSD", "Capture", "SystemInterface"]),
         .target(
             name: "Lodestar",
             dependencies: [
@@ -100,50 +106,56 @@ let package = Package(
         .target(
             name: "LodestarCLI",
             dependencies: [
-                "Daemon", "Lodestar", "Testbed", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy", "GPSD", "JSON",
-                "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
+                "Daemon", "Lodestar", "ReceiverEmulation", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy",
+                "GPSD", "JSON", "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
             ]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
         // The emulated receiver on a pty as a process of its own, for the VM rig; never in the lodestar product.
         .executableTarget(
             name: "ReceiverEmulatorMain",
-            dependencies: ["Testbed", "Lodestar", "Capture", "Policy", "Receivers", "SystemInterface"]),
-        // Test targets follow the modules they test; Testbed is their shared test utility module.
+            dependencies: ["ReceiverEmulation", "Lodestar", "Capture", "Policy", "Receivers", "SystemInterface"]),
+        // Test targets follow the modules they test; TestSupport is their shared test utility module.
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "Capture", "Testbed"]),
+        .testTarget(
+            name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "Capture", "ReceiverEmulation", "TestSupport"]),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSModel"]),
         .testTarget(
-            name: "TestbedTests", dependencies: ["Testbed", "Receivers", "Simulation", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
+            name: "ReceiverEmulationTests",
+            dependencies: [
+                "ReceiverEmulation", "TestSupport", "Receivers", "Simulation", "Policy", "GPSD", "GPSModel",
+                "SystemInterface",
+            ]),
         .testTarget(
             name: "ReceiversTests",
-            dependencies: ["Receivers", "Testbed", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
+            dependencies: ["Receivers", "TestSupport", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
         .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "GPSModel", "JSON"]),
         .testTarget(name: "LocationStoreTests", dependencies: ["LocationStore", "Forwarding", "GPSModel", "SystemInterface"]),
         .testTarget(
-            name: "MQTTUploadTests", dependencies: ["MQTTUpload", "Forwarding", "Testbed", "GPSModel", "SystemInterface"]),
+            name: "MQTTUploadTests",
+            dependencies: ["MQTTUpload", "Forwarding", "ReceiverEmulation", "TestSupport", "GPSModel", "SystemInterface"]),
         .testTarget(
-            name: "HTTPUploadTests", dependencies: ["HTTPUpload", "Forwarding", "Testbed", "GPSModel", "JSON", "SystemInterface"]),
+            name: "HTTPUploadTests", dependencies: ["HTTPUpload", "Forwarding", "TestSupport", "GPSModel", "JSON", "SystemInterface"]),
         .testTarget(name: "GPIOLinesTests", dependencies: ["GPIOLines", "Receivers", "SystemInterface"]),
         .testTarget(
             name: "LodestarTests",
             dependencies: [
-                "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "Receivers", "GPSD", "GPSModel",
-                "SystemInterface",
+                "Lodestar", "ReceiverEmulation", "TestSupport", "Simulation", "Capture", "Policy", "Receivers", "GPSD",
+                "GPSModel", "SystemInterface",
             ]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Lodestar", "Testbed", "Receivers", "Policy", "Capture", "GPSD", "JSON", "GPSModel",
-                "SystemInterface", "LocationStore", "Forwarding",
+                "Daemon", "Lodestar", "ReceiverEmulation", "TestSupport", "Receivers", "Policy", "Capture", "GPSD", "JSON",
+                "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
             ]),
         .testTarget(
             name: "LodestarCLITests",
             dependencies: [
-                "LodestarCLI", "Lodestar", "Testbed", "Simulation", "Capture", "Policy", "GPSD", "JSON", "GPSModel",
-                "SystemInterface", "LocationStore", "Forwarding", "Daemon", "Receivers",
+                "LodestarCLI", "Lodestar", "ReceiverEmulation", "TestSupport", "Simulation", "Capture", "Policy", "GPSD",
+                "JSON", "GPSModel", "SystemInterface", "LocationStore", "Forwarding", "Daemon", "Receivers",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): the store-and-forward acceptance day. A full day of real drives and parked stretches
-# (Testbed's DayTimeline) played by an emulated u-blox through a private gpsd at high speed; `lodestar run`
+# (TestSupport's DayTimeline) played by an emulated u-blox through a private gpsd at high speed; `lodestar run`
 # with the car profile stores what it delivers and uploads it to a real mosquitto (read by mosquitto_sub) and
 # to the Traccar stand-in, with both servers down for the middle 12 hours; then the same day sending every
 # location as it is stored. Prints delivered and arrived counts, duplicates, the largest store, the worst

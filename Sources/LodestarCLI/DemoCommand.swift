@@ -1,4 +1,4 @@
-import Testbed
+import ReceiverEmulation
 import SystemInterface
 import Capture
 import GPSD

@@ -8,9 +8,9 @@ import Policy
 import Receivers
 import Synchronization
 import SystemInterface
-import Testbed
+import ReceiverEmulation
 
-/// `lodestar demo --profile NAME`: the whole of Lodestar without hardware. An emulated receiver (Testbed's
+/// `lodestar demo --profile NAME`: the whole of Lodestar without hardware. An emulated receiver (ReceiverEmulation's
 /// `EmulatedReceiver`, of the kind the profile's power control drives) plays the capture behind a private
 /// gpsd; a `LocationManager` runs the profile against that gpsd and powers the receiver with real commands;
 /// the locations it delivers are printed, what power control did goes to stderr, and at the end the charge

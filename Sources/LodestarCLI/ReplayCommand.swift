@@ -1,6 +1,6 @@
 import Policy
 import Simulation
-import Testbed
+import ReceiverEmulation
 import SystemInterface
 import Capture
 import GPSD

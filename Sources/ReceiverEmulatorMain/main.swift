@@ -1,4 +1,4 @@
-// receiver-emulator: the Testbed's emulated receiver as a process of its own, for the VM rig
+// receiver-emulator: ReceiverEmulation's emulated receiver as a process of its own, for the VM rig
 // (scripts/vm-test), where the receiver must live on the host while gpsd and Lodestar run in the guest. It
 // plays a capture on a pty as the receiver a profile's power control drives (the same choice as `lodestar demo
 // --profile`), obeys the commands that reach it, and reports the charge it drew. Test infrastructure: it is
@@ -22,7 +22,7 @@ import Policy
 import Receivers
 import Synchronization
 import SystemInterface
-import Testbed
+import ReceiverEmulation
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ import Foundation
 import Lodestar
 import Policy
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// `lodestar run` (the binary) while its gpsd is SIGKILLed and started again 20 times on the same port, with

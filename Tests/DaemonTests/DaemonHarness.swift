@@ -3,7 +3,8 @@ import Foundation
 import Policy
 import Receivers
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Synchronization
 import Testing
 

@@ -3,7 +3,7 @@ import Lodestar
 import Policy
 import Receivers
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// `lodestar run` as systemd runs it: the binary, a config file, signals, against a private gpsd and an

@@ -3,7 +3,7 @@ import Lodestar
 import Policy
 import Receivers
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// `lodestar run` telling what happens to what it delivers: an output that cannot be written backs off and is

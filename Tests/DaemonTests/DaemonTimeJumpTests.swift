@@ -3,7 +3,8 @@ import Foundation
 import GPSModel
 import Policy
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// Time as receivers really give it, through the binary against a private gpsd: the emulated u-blox plays a

@@ -2,7 +2,7 @@ import Foundation
 import GPSModel
 import Policy
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// `lodestar run` with its store and both uploaders, end to end: an emulated receiver plays a day of real

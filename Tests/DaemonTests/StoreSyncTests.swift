@@ -4,7 +4,6 @@ import Lodestar
 import LocationStore
 import Policy
 import SystemInterface
-import Testbed
 import Testing
 
 @testable import Daemon

@@ -3,7 +3,7 @@ import Foundation
 import GPSModel
 import LocationStore
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 @testable import Daemon

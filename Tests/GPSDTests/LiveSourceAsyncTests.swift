@@ -2,7 +2,8 @@ import Capture
 import Foundation
 import GPSD
 import GPSModel
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// The live source as async Swift: an `AsyncSequence` of events, read on its own thread.

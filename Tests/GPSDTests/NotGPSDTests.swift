@@ -1,7 +1,7 @@
 import Foundation
 import GPSD
 import GPSModel
-import Testbed
+import TestSupport
 import Testing
 
 /// A port that answers but is not gpsd (an SSH server, something sending NULs, a server that never speaks or

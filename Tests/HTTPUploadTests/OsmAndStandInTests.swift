@@ -1,6 +1,6 @@
 import GPSModel
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,7 +2,7 @@
 import GPSModel
 import JSON
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 @testable import HTTPUpload

@@ -2,7 +2,7 @@ import Forwarding
 import GPSModel
 import SystemInterface
 import Synchronization
-import Testbed
+import TestSupport
 import Testing
 
 @testable import HTTPUpload

@@ -1,5 +1,6 @@
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Capture
 import Foundation
 import GPSD

@@ -1,5 +1,5 @@
 import Foundation
-import Testbed
+import TestSupport
 import Testing
 @testable import LodestarCLI
 

@@ -3,7 +3,7 @@ import SystemInterface
 import Capture
 import Foundation
 import Lodestar
-import Testbed
+import TestSupport
 import Testing
 
 @testable import LodestarCLI

@@ -1,6 +1,6 @@
 import Capture
 import Foundation
-import Testbed
+import TestSupport
 import Testing
 @testable import LodestarCLI
 

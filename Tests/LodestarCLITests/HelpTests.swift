@@ -1,5 +1,6 @@
 import Foundation
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 @testable import LodestarCLI

@@ -1,5 +1,5 @@
 import SystemInterface
-import Testbed
+import TestSupport
 import Capture
 import Foundation
 import GPSD

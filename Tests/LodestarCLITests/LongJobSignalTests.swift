@@ -1,6 +1,6 @@
 import Foundation
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// Long computations end within a second of SIGTERM or SIGINT, and say what was cut: the binary as a user

@@ -4,7 +4,8 @@ import GPSD
 import GPSModel
 import Policy
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 @testable import LodestarCLI

@@ -1,4 +1,4 @@
-import Testbed
+import TestSupport
 import Foundation
 import Testing
 

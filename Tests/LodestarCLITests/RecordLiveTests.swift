@@ -4,7 +4,8 @@ import GPSD
 @testable import LodestarCLI
 import Lodestar
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// Runs one command in-process to its end.

@@ -2,7 +2,8 @@ import Foundation
 import JSON
 import Policy
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 @testable import Lodestar

@@ -1,6 +1,6 @@
 import Foundation
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// Semantic fuzzing of the commands that read captures and raw logs: valid-looking files whose numbers and

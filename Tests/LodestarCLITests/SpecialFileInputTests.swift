@@ -1,7 +1,7 @@
 import Foundation
 import Lodestar
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 @testable import LodestarCLI

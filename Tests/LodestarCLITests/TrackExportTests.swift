@@ -1,6 +1,6 @@
 import Foundation
 import GPSModel
-import Testbed
+import TestSupport
 import Testing
 
 @testable import LodestarCLI

@@ -1,7 +1,8 @@
 import Foundation
 import GPSModel
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 @testable import LodestarCLI

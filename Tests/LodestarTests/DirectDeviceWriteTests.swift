@@ -1,7 +1,7 @@
 @testable import Lodestar
 import Receivers
 import SystemInterface
-import Testbed
+import ReceiverEmulation
 import Testing
 
 #if canImport(Glibc)

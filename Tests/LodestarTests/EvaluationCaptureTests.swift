@@ -1,7 +1,7 @@
 import Simulation
 import Capture
 import Lodestar
-import Testbed
+import TestSupport
 import Policy
 import Testing
 

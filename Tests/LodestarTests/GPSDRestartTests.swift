@@ -4,7 +4,8 @@ import Lodestar
 import Policy
 import Receivers
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// gpsd SIGKILLed and started again on its port, with the receiver's device added back, many times during a

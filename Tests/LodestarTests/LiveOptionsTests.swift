@@ -7,7 +7,8 @@ import Policy
 import Receivers
 import Synchronization
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// Collects a manager's updates on a task of its own.

@@ -1,4 +1,4 @@
-import Testbed
+import TestSupport
 import Simulation
 import Capture
 import Foundation

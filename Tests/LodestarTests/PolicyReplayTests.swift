@@ -4,7 +4,7 @@ import Foundation
 import GPSD
 import GPSModel
 import Lodestar
-import Testbed
+import TestSupport
 import Policy
 import Testing
 

@@ -8,7 +8,8 @@ import Receivers
 import Simulation
 import Synchronization
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// A `LocationManager` with receiver power control against a real private gpsd and an emulated receiver on

@@ -2,7 +2,8 @@ import Foundation
 import GPSD
 import Lodestar
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// The raw watch beside gpsd's JSON watch (`record --raw`, the daemon's capture): when gpsd comes back, the

@@ -5,7 +5,7 @@ import Policy
 import Receivers
 import Synchronization
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// A live `LocationManager` hands its `ReceiverControl` the gpsd channel at once, the device once gpsd

@@ -2,7 +2,8 @@ import Foundation
 import Lodestar
 import Policy
 import Receivers
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// A u-blox over USB that the car profile naps, unplugged while it is down and plugged in again, as gpsd's

@@ -2,12 +2,13 @@ import Forwarding
 import GPSModel
 import Synchronization
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 @testable import MQTTUpload
 
-/// The transport against a real mosquitto (Testbed's PrivateMosquitto), checked by an independent client,
+/// The transport against a real mosquitto (TestSupport's PrivateMosquitto), checked by an independent client,
 /// `mosquitto_sub`, as the broker's reader.
 @Suite(.tags(.mosquitto)) struct OwnTracksMQTTTransportTests {
     static let device = "car"

@@ -4,7 +4,7 @@ import Policy
 import Receivers
 import Synchronization
 import SystemInterface
-import Testbed
+import TestSupport
 import Testing
 
 /// The command channel against a real gpsd (not read-only, so its writes reach the pty standing in for the

@@ -1,56 +1,10 @@
-import SystemInterface
 import Capture
+import ReceiverEmulation
+import SystemInterface
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-// What several test targets share (like swift-nio's NIOTestUtils): the repository's captures, waiting for a
-// condition, a private gpsd with a pty as its receiver. Foundation-free, as the rest of Testbed, because
-// `lodestar demo` links this module.
-
-/// The repository's captures, found from this file's path so a fresh clone needs no set-up.
-public enum Fixtures {
-    /// Tests/Fixtures/captures of the checkout this file was compiled from.
-    public static let captures: String = {
-        var components = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-        components.removeLast(3)  // TestSupport.swift, Testbed, Sources
-        return components.joined(separator: "/") + "/Tests/Fixtures/captures"
-    }()
-
-    /// The path of capture `name`.
-    public static func path(_ name: String) -> String { captures + "/" + name }
-
-    /// Every capture (NMEA and UBX logs), sorted.
-    public static var captureNames: [String] {
-        directoryEntries(captures).filter { $0.hasSuffix(".nmea") || $0.hasSuffix(".ubx") }.sorted()
-    }
-
-    public static func bytes(_ name: String) throws -> [UInt8] {
-        try readWholeFile(path(name))
-    }
-}
-
-/// A capture of the repository (a raw NMEA or UBX log) imported with gpsd's offline decoder, as `lodestar replay`
-/// does, and read back.
-public func importedCapture(_ name: String) throws -> CaptureContents {
-    try CaptureReader.read(try RawLogImport.capture(path: Fixtures.path(name), raw: try Fixtures.bytes(name)))
-}
-
-public struct TimedOut: Error, CustomStringConvertible {
-    public var what: String
-    public init(what: String) { self.what = what }
-    public var description: String { "timed out waiting for \(what)" }
-}
-
-/// Polls `condition` until it holds or `timeout` seconds pass.
-public func waitUntil(_ what: String, timeout: Double = 20, _ condition: () -> Bool) throws {
-    let deadline = monotonicSeconds() + timeout
-    while !condition() {
-        if monotonicSeconds() > deadline { throw TimedOut(what: what) }
-        usleep(10_000)
-    }
-}
 
 /// A real gpsd on a free port with a pty as its receiver, for one test.
 public final class GPSDTestBed {

@@ -4,7 +4,8 @@ import Receivers
 import Simulation
 import Synchronization
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -3,7 +3,8 @@ import GPSModel
 import Policy
 import Receivers
 import SystemInterface
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Testing
 
 /// An emulated receiver behind a real private gpsd (not read-only), watched by one client.

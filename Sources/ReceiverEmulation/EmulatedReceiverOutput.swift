@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// What an emulated receiver says: NMEA sentences and UBX messages built from a capture's fix, and the
-/// identification and acknowledgement messages gpsd expects. Pure; Foundation-free like the rest of Testbed.
+/// identification and acknowledgement messages gpsd expects. Pure; Foundation-free like the rest of ReceiverEmulation.
 enum EmulatedOutput {
     // MARK: - NMEA
 

@@ -299,7 +299,7 @@ public func freeLoopbackPort() throws(SystemError) -> UInt16 {
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
-func canConnect(port: UInt16) -> Bool {
+public func canConnect(port: UInt16) -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }

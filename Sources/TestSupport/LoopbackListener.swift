@@ -4,7 +4,7 @@ import SystemInterface
 import Glibc
 #endif
 
-/// A listening TCP socket on 127.0.0.1, for Testbed's servers (the Traccar stand-in, the impostor).
+/// A listening TCP socket on 127.0.0.1, for TestSupport's servers (the Traccar stand-in, the impostor).
 enum LoopbackListener {
     /// `port` 0: any free one. The socket and the port it got.
     static func open(port: UInt16) throws(SystemError) -> (descriptor: Int32, port: UInt16) {

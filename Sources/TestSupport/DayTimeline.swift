@@ -1,5 +1,6 @@
 import Capture
 import GPSModel
+import ReceiverEmulation
 
 /// A long day for a tracker, made of the repository's real recordings: drives, each followed by a stretch
 /// parked (the stationary recording, repeated). Every piece is moved to start where the one before ended,

@@ -1,3 +1,4 @@
+import ReceiverEmulation
 import SystemInterface
 
 #if canImport(Glibc)

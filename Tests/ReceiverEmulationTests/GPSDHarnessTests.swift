@@ -1,4 +1,5 @@
-import Testbed
+import ReceiverEmulation
+import TestSupport
 import Foundation
 import GPSD
 import GPSModel

@@ -2,7 +2,7 @@ import Foundation
 import Lodestar
 import Policy
 import SystemInterface
-import Testbed
+import TestSupport
 import Synchronization
 import Testing
 

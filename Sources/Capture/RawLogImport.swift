@@ -193,7 +193,7 @@ public enum RawLogImport {
     private final class Decoder {
         let path: String
         let process: ChildProcess
-        let output: PipeReader
+        let output: ReadableFile
         private var lastByte = monotonicSeconds()
 
         init(executable: String, path: String) throws(Failure) {

@@ -505,14 +505,12 @@ public final class DaemonService {
     }
 
     static func makeDirectories(_ path: String) -> String? {
-        var built = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            built += "/" + part
-            if mkdir(built, 0o755) != 0, errno != EEXIST {
-                return "cannot create \(built): \(String(cString: strerror(errno)))"
-            }
+        do throws(SystemError) {
+            try SystemInterface.makeDirectories(path)
+        } catch {
+            return "cannot create \(error.subject): \(error.reason)"
         }
-        if access(path, W_OK) != 0 { return "cannot write in \(path): \(String(cString: strerror(errno)))" }
+        if access(path, W_OK) != 0 { return "cannot write in \(path): \(Errno.current)" }
         return nil
     }
 }

@@ -98,32 +98,21 @@ public struct SystemdNotifier: Sendable {
             // systemd 254 also passes vsock: addresses (to a VM's host); a Pi's service never gets one.
             return failure("not a Unix socket path or @abstract name")
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var pathBytes = Array(socketAddress.utf8)
-        // The abstract namespace is spelled with a leading NUL; its name is not NUL-terminated.
-        let isAbstract = pathBytes.first == UInt8(ascii: "@")
-        if isAbstract { pathBytes[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard pathBytes.count < capacity else { return failure("the address is longer than \(capacity - 1) bytes") }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: pathBytes)
-        }
-        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? 2
-        let length = socklen_t(pathOffset + pathBytes.count + (isAbstract ? 0 : 1))
-
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return failure(SystemError("socket", "AF_UNIX").description) }
         defer { close(descriptor) }
         let bytes = Array(message.utf8)
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+        let sent: Int
+        do throws(SystemError) {
+            sent = try withUnixSocketAddress(socketAddress) { address, length in
                 bytes.withUnsafeBytes { buffer in
                     retryingOnInterrupt {
-                        sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                        sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), address, length)
                     }
                 }
             }
+        } catch {
+            return failure("the address is longer than a Unix socket address holds (\(error.reason))")
         }
         if sent < 0 { return failure(SystemError("sendto", socketAddress).description) }
         if sent != bytes.count { return failure("sent \(sent) of \(bytes.count) bytes") }

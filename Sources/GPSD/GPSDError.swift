@@ -1,4 +1,5 @@
 import CGPS
+import SystemInterface
 
 /// What went wrong talking to gpsd. Each case carries gpsd's or the system's own words.
 public enum GPSDError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -79,7 +80,4 @@ enum TextEscape {
 }
 
 /// The C library's text for an errno value.
-func systemMessage(_ code: Int32) -> String {
-    guard let text = strerror(code) else { return "errno \(code)" }
-    return String(cString: text)
-}
+func systemMessage(_ code: Int32) -> String { Errno(rawValue: code).description }

@@ -2,6 +2,7 @@ import GPSD
 import GPSModel
 import Policy
 import Receivers
+import SystemInterface
 
 #if canImport(Glibc)
 import Glibc
@@ -173,7 +174,7 @@ final class ReceiverPowerDriver {
 /// gpsd again. Needs write access to the device, which the udev rules give the daemon's group.
 func writeToDeviceDirectly(_ bytes: [UInt8], path: String, refusal: String) -> GPSDCommandOutcome {
     func failed(_ call: String) -> GPSDCommandOutcome {
-        let reason = String(cString: strerror(errno))
+        let reason = Errno.current.description
         return .failed(
             reason: "gpsd refused (\(refusal)), and writing to \(path) directly failed at \(call): \(reason)")
     }

@@ -103,10 +103,8 @@ public struct CommandContext: Sendable {
         }
     }
 
-    /// strerror's text for `code`.
-    static func reason(_ code: Int32) -> String {
-        String(cString: strerror(code))
-    }
+    /// The system's words for `code`.
+    static func reason(_ code: Int32) -> String { Errno(rawValue: code).description }
 }
 
 /// SIGINT and SIGTERM end commands cleanly: the handler only sets a flag the read loops look at

@@ -319,20 +319,7 @@ func controlSocketExchange(path: String, command: String, timeout: Double = 5) t
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw SystemError("socket", "AF_UNIX") }
     defer { close(descriptor) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let pathBytes = Array(path.utf8)
-    let capacity = MemoryLayout.size(ofValue: address.sun_path)
-    guard pathBytes.count < capacity else { throw SystemError("connect", path, code: ENAMETOOLONG) }
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        raw.copyBytes(from: pathBytes)
-        raw[pathBytes.count] = 0
-    }
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-    }
+    let connected = try withUnixSocketAddress(path) { connect(descriptor, $0, $1) }
     guard connected == 0 else { throw SystemError("connect", path) }
     let sent = Array(command.utf8).withUnsafeBytes { writeAll(descriptor, $0) }
     guard sent else { throw SystemError("write", path) }

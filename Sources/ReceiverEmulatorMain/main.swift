@@ -50,9 +50,9 @@ while let name = arguments.popFirst() {
 guard let profileName = options["profile"], let profile = ProfileStore.builtIn(profileName) else {
     fail("--profile must name a built-in profile", 64)
 }
-guard let capturePath = options["capture"], let bytes = readFile(capturePath) else {
-    fail("--capture must name a readable capture file", 66)
-}
+guard let capturePath = options["capture"] else { fail("--capture must name a capture file", 64) }
+let bytes: [UInt8]
+do throws(SystemError) { bytes = try readWholeFile(capturePath) } catch { fail("\(capturePath): \(error.reason)", 66) }
 let contents: CaptureContents
 do { contents = try CaptureReader.read(bytes) } catch { fail("\(capturePath): \(error)", 65) }
 let speed = options["speed"].flatMap(Double.init) ?? 1

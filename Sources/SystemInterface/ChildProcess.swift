@@ -22,11 +22,11 @@ public final class ChildProcess: @unchecked Sendable {
             output: .file(standardOutput), standardError: standardError)
     }
 
-    /// Starts `executable` with its standard output a pipe, read as it writes (`PipeReader`), so its output
-    /// is never held whole, in memory or on disk.
+    /// Starts `executable` with its standard output a pipe, read as it writes (a `ReadableFile` on the pipe),
+    /// so its output is never held whole, in memory or on disk.
     public static func pipingOutput(
         executable: String, arguments: [String], standardInput: String? = nil, standardError: String? = nil
-    ) throws(SystemError) -> (process: ChildProcess, output: PipeReader) {
+    ) throws(SystemError) -> (process: ChildProcess, output: ReadableFile) {
         var descriptors: [Int32] = [-1, -1]
         // glibc's pipe2 is not visible to Swift: close-on-exec is set right after.
         guard pipe(&descriptors) == 0 else { throw SystemError("pipe", executable) }
@@ -43,7 +43,7 @@ public final class ChildProcess: @unchecked Sendable {
         }
         // The child holds its own copy: the end of its output is the end of the pipe.
         Glibc.close(descriptors[1])
-        return (process, PipeReader(descriptor: descriptors[0], name: executable))
+        return (process, ReadableFile(descriptor: descriptors[0], name: executable))
     }
 
     private enum Output {
@@ -150,40 +150,4 @@ public final class ChildProcess: @unchecked Sendable {
             waitForExit(timeout: grace)
         }
     }
-}
-
-/// The read end of a child's output pipe, read with a timeout so the reader can check for a stop between
-/// reads.
-public final class PipeReader {
-    public let name: String
-    private var descriptor: Int32
-
-    init(descriptor: Int32, name: String) {
-        self.descriptor = descriptor
-        self.name = name
-    }
-
-    /// Up to `count` bytes, empty at the end of the output, nil when nothing came within `timeout` seconds.
-    public func read(upTo count: Int, timeout: Double) throws(SystemError) -> [UInt8]? {
-        guard descriptor >= 0 else { throw SystemError("read", name, code: EBADF) }
-        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = retryingOnInterrupt { Glibc.poll(&request, 1, Int32(max(0, timeout) * 1000)) }
-        if ready < 0 { throw SystemError("poll", name) }
-        if ready == 0 { return nil }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { raw in
-            retryingOnInterrupt { Glibc.read(descriptor, raw.baseAddress, raw.count) }
-        }
-        if got < 0 { throw SystemError("read", name) }
-        bytes.removeLast(count - got)
-        return bytes
-    }
-
-    public func close() {
-        guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)
-        descriptor = -1
-    }
-
-    deinit { close() }
 }

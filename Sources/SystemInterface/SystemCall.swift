@@ -154,17 +154,19 @@ package func parentDirectory(of path: String) -> String {
 }
 
 /// The system's words for an errno value (`No space left on device`).
-package func errnoText(_ code: Int32) -> String {
-    strerror(code).map { String(cString: $0) } ?? "errno \(code)"
-}
+package func errnoText(_ code: Int32) -> String { Errno(rawValue: code).description }
 
-/// Calls `body` with `path` as a Unix socket address; ENAMETOOLONG when the path does not fit `sun_path`.
+/// Calls `body` with `path` as a Unix socket address and its length; ENAMETOOLONG when the path does not fit
+/// `sun_path`. The one place a `sockaddr_un` is built. A path starting with `@` is in the abstract namespace,
+/// as systemd writes NOTIFY_SOCKET: a leading NUL, no terminating one, and a length that ends at the name.
 package func withUnixSocketAddress<Result>(
     _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
 ) throws(SystemError) -> Result {
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
-    let pathBytes = Array(path.utf8)
+    var pathBytes = Array(path.utf8)
+    let isAbstract = pathBytes.first == UInt8(ascii: "@")
+    if isAbstract { pathBytes[0] = 0 }
     guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
         throw SystemError("socket", path, code: ENAMETOOLONG)
     }
@@ -172,8 +174,10 @@ package func withUnixSocketAddress<Result>(
         raw.copyBytes(from: pathBytes)
         raw[pathBytes.count] = 0
     }
+    let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? 2
+    let length = socklen_t(isAbstract ? pathOffset + pathBytes.count : MemoryLayout<sockaddr_un>.size)
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
     }
 }
 
@@ -199,7 +203,8 @@ package func acceptNonBlocking(_ listener: Int32) -> Int32 {
 /// Every command reads its config, profile, capture or log through this. It opens with O_NONBLOCK, so a
 /// FIFO with no writer does not hold `open()` forever, and refuses a directory (EISDIR). A regular file is
 /// then read blocking as usual; anything else (a FIFO, a pipe, a terminal, /dev/zero) is waited on in
-/// `poll` slices, between which a stop (`StopRequest`, `shouldStop`) ends the read with EINTR.
+/// `poll` slices, between which a stop (`StopRequest`, `shouldStop`) ends the read with EINTR. A child's
+/// output pipe is read through it too (`ChildProcess.pipingOutput`), with a timeout per read.
 public final class ReadableFile {
     public let path: String
     /// A regular file: its reads never wait, and its size is known.
@@ -229,6 +234,25 @@ public final class ReadableFile {
             _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
         }
         descriptor = opened
+    }
+
+    /// The read end of a pipe, owned from here on: `name` stands for the path in messages.
+    init(descriptor: Int32, name: String) {
+        path = name
+        isRegularFile = false
+        shouldStop = { false }
+        self.descriptor = descriptor
+    }
+
+    /// Up to `count` bytes, empty at the end, nil when nothing came within `timeout` seconds, so the reader
+    /// can look at its own stop between reads.
+    public func read(upTo count: Int, timeout: Double) throws(SystemError) -> [UInt8]? {
+        guard descriptor >= 0 else { throw SystemError("read", path, code: EBADF) }
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = retryingOnInterrupt { Glibc.poll(&request, 1, Int32(max(0, timeout) * 1000)) }
+        if ready < 0 { throw SystemError("poll", path) }
+        if ready == 0 { return nil }
+        return try read(upTo: count)
     }
 
     /// Up to `buffer.count` bytes: the count, 0 at the end. EINTR (`isStop`) when a stop came while waiting.

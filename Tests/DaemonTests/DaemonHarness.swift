@@ -205,20 +205,11 @@ final class SocketClient: @unchecked Sendable {
     init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket: \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let result = try withUnixSocketAddress(path) { connect(descriptor, $0, $1) }
         guard result == 0 else {
+            let reason = Errno.current
             close(descriptor)
-            throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
+            throw TestFailure("connect \(path): \(reason)")
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     }

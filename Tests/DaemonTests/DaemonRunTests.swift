@@ -230,18 +230,8 @@ final class DatagramListener: @unchecked Sendable {
         self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket: \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else { throw TestFailure("bind \(path): \(String(cString: strerror(errno)))") }
+        let result = try withUnixSocketAddress(path) { bind(descriptor, $0, $1) }
+        guard result == 0 else { throw TestFailure("bind \(path): \(Errno.current)") }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     }
 

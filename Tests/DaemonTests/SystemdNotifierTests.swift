@@ -27,6 +27,8 @@ private final class NotifySocket {
         }
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(descriptor >= 0)
+        // Built here by hand, not with withUnixSocketAddress, so the notifier's abstract addresses are checked
+        // against an encoding of their own.
         var socketAddress = sockaddr_un()
         socketAddress.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(address.utf8)

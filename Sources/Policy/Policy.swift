@@ -9,31 +9,31 @@ import GPSModel
 public struct Policy: Sendable {
     public let configuration: PolicyConfiguration
     /// The receiver model, its regimes narrowed to those receiver power control offers (`regimesOffered`).
-    public private(set) var receiver: ReceiverModel
+    public internal(set) var receiver: ReceiverModel
     /// The model as configured, before any narrowing.
     public let configuredReceiver: ReceiverModel
     /// The regime last asked for (nil before the first `setRegime`).
-    public private(set) var regime: ReceiverRegime?
+    public internal(set) var regime: ReceiverRegime?
     /// The newest fix that passed the checks every mode applies (docs/contract.md §2), unfiltered for accuracy.
-    public private(set) var lastKnownLocation: Location?
+    public internal(set) var lastKnownLocation: Location?
 
-    private var filter: FixFilter
-    private var updates: Updates?
-    private var deferral: Deferral?
-    private var significantChange: SignificantChange?
-    private var requests: [RequestID: PendingRequest] = [:]
+    var filter: FixFilter
+    var updates: Updates?
+    var deferral: Deferral?
+    var significantChange: SignificantChange?
+    var requests: [RequestID: PendingRequest] = [:]
     /// Deadlines of the timers the runtime holds for us; a firing not matching one is stale and ignored.
-    private var timers: [TimerID: Instant] = [:]
+    var timers: [TimerID: Instant] = [:]
     /// The previous admitted fix and when it came, to estimate speed when a fix carries none.
-    private var previousFix: (location: Location, at: Instant)?
-    private var recentSpeed: Double?
+    var previousFix: (location: Location, at: Instant)?
+    var recentSpeed: Double?
     /// Between `receiverLost` and `receiverBack` (gpsd down, the receiver unplugged): a wake that finds no fix
     /// then says nothing about the sky, so it is not counted as a failure and no backoff grows from it.
-    private var receiverUnreachable = false
+    var receiverUnreachable = false
 
     // Scratch for one `handle` call.
-    private var actions: [PolicyAction] = []
-    private var reason: String?
+    var actions: [PolicyAction] = []
+    var reason: String?
 
     public init(configuration: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA) {
         self.configuration = configuration
@@ -117,7 +117,7 @@ public struct Policy: Sendable {
 
     // MARK: - Fixes
 
-    private mutating func handleFix(_ location: Location, now: Instant) {
+    mutating func handleFix(_ location: Location, now: Instant) {
         if let problem = filter.admit(location, now: now) {
             actions.append(.discard(location, problem))
             return
@@ -136,7 +136,7 @@ public struct Policy: Sendable {
         updatesFix(location, now: now)
     }
 
-    private mutating func noteSpeed(_ location: Location, now: Instant) {
+    mutating func noteSpeed(_ location: Location, now: Instant) {
         if let speed = location.speed, speed.isFinite, speed >= 0 {
             recentSpeed = speed
         } else if let previous = previousFix {
@@ -148,7 +148,7 @@ public struct Policy: Sendable {
 
     // MARK: - Standard updates (docs/contract.md §3, §4)
 
-    private enum Phase: Sendable {
+    enum Phase: Sendable {
         /// Continuous levels: the receiver runs and every acceptable fix is a candidate.
         case tracking
         /// Duty-cycled levels: powered up, waiting for the first acceptable fix.
@@ -164,12 +164,12 @@ public struct Policy: Sendable {
         case napping(Nap)
     }
 
-    private struct Nap: Sendable {
+    struct Nap: Sendable {
         var since: Instant
         var wakeAt: Instant
     }
 
-    private struct Pause: Sendable {
+    struct Pause: Sendable {
         var anchor: Location
         var since: Instant
         var probeInterval: Double
@@ -184,7 +184,7 @@ public struct Policy: Sendable {
         var extraWait = 0.0
     }
 
-    private struct Updates: Sendable {
+    struct Updates: Sendable {
         var configuration: UpdatesConfiguration
         var phase: Phase
         /// The last location delivered (before coarsening), for the distance filter and deferral distance.
@@ -207,11 +207,11 @@ public struct Policy: Sendable {
         var wakeExtra = 0.0
     }
 
-    private var stationaryRule: StationaryRule? {
+    var stationaryRule: StationaryRule? {
         updates.map { configuration.stationary[$0.configuration.activityType] }
     }
 
-    private mutating func startUpdates(_ requested: UpdatesConfiguration, now: Instant) {
+    mutating func startUpdates(_ requested: UpdatesConfiguration, now: Instant) {
         var requested = requested
         // Values the caller should have rejected with `validate()` are read as "not set" rather than trusted.
         if let filter = requested.distanceFilter, !(filter.isFinite && filter > 0) { requested.distanceFilter = nil }
@@ -241,7 +241,7 @@ public struct Policy: Sendable {
         }
     }
 
-    private mutating func stopUpdates(detail: String) {
+    mutating func stopUpdates(detail: String) {
         guard updates != nil else { return }
         if deferral != nil { finishDeferral(.notUpdatingLocation, detail: detail) }
         cancelUpdatesTimers()
@@ -249,13 +249,13 @@ public struct Policy: Sendable {
         reason = detail
     }
 
-    private mutating func cancelUpdatesTimers() {
+    mutating func cancelUpdatesTimers() {
         for id in [TimerID.dutyCycleWake, .acquisitionTimeout, .probe, .probeTimeout, .predictionWake] {
             cancelTimer(id)
         }
     }
 
-    private mutating func updatesFix(_ location: Location, now: Instant) {
+    mutating func updatesFix(_ location: Location, now: Instant) {
         guard var state = updates else { return }
         let limit = state.configuration.effectiveAccuracyLimit
         let accuracyProblem = FixFilter.accuracyProblem(location, limit: limit)
@@ -362,7 +362,7 @@ public struct Policy: Sendable {
 
     /// nearestTenMeters: a fix worse than 10 m is held as a candidate; when nothing reached 10 m for the
     /// warm-up (30 s), the best candidate is delivered (docs/contract.md §3, "best within 30 s").
-    private mutating func warmUpFallback(_ location: Location, problem: DiscardReason?, now: Instant) {
+    mutating func warmUpFallback(_ location: Location, problem: DiscardReason?, now: Instant) {
         guard var state = updates else { return }
         defer { updates = state }
         guard state.configuration.desiredAccuracy == .nearestTenMeters, state.configuration.accuracyLimit == nil,
@@ -387,7 +387,7 @@ public struct Policy: Sendable {
 
     /// A wake's fix held back by the distance filter (`deliver`'s result) is said: the receiver was powered up
     /// for nothing the application sees (docs/contract.md §10).
-    private mutating func emitIfHeld(_ held: (distance: Double, filter: Double)?) {
+    mutating func emitIfHeld(_ held: (distance: Double, filter: Double)?) {
         guard let held else { return }
         emit(
             .wakeDeliveredNothing,
@@ -397,7 +397,7 @@ public struct Policy: Sendable {
     /// Hands a location to the application (or to the deferral), after the distance filter. The distance and
     /// the filter when the filter held it back, nil when it was delivered.
     @discardableResult
-    private mutating func deliver(_ location: Location, state: inout Updates, now: Instant)
+    mutating func deliver(_ location: Location, state: inout Updates, now: Instant)
         -> (distance: Double, filter: Double)?
     {
         if let filter = state.configuration.distanceFilter, let last = state.lastDelivered {
@@ -422,7 +422,7 @@ public struct Policy: Sendable {
         return nil
     }
 
-    private mutating func pause(
+    mutating func pause(
         _ state: inout Updates, anchor: Location, stationaryFor: Double, rule: StationaryRule, now: Instant
     ) {
         let detail = "stationary \(Words.duration(stationaryFor)) within \(Words.distance(rule.radius))"
@@ -438,7 +438,7 @@ public struct Policy: Sendable {
         }
     }
 
-    private mutating func motionHint(now: Instant) {
+    mutating func motionHint(now: Instant) {
         guard var state = updates else { return }
         switch state.phase {
         case .paused:
@@ -462,7 +462,7 @@ public struct Policy: Sendable {
 
     /// Seconds until a duty-cycled level's next wake: the time to move `max(distanceFilter, accuracy)` at the
     /// recent speed, clamped to the level's interval (docs/contract.md §3).
-    private func dutyCycleInterval(_ requested: UpdatesConfiguration) -> Double {
+    func dutyCycleInterval(_ requested: UpdatesConfiguration) -> Double {
         guard let rule = configuration.dutyCycle[requested.desiredAccuracy] else { return 0 }
         let accuracy = requested.desiredAccuracy.acceptanceThreshold ?? configuration.reducedGridSize
         let distance = max(requested.distanceFilter ?? 0, accuracy)
@@ -471,7 +471,7 @@ public struct Policy: Sendable {
         return min(max(distance / speed, rule.minimumInterval), rule.maximumInterval)
     }
 
-    private mutating func dutyCycleWake(now: Instant) {
+    mutating func dutyCycleWake(now: Instant) {
         guard var state = updates, case .sleeping = state.phase else { return }
         state.phase = .waking
         let rule = configuration.dutyCycle[state.configuration.desiredAccuracy]
@@ -483,7 +483,7 @@ public struct Policy: Sendable {
         updates = state
     }
 
-    private mutating func acquisitionTimedOut(now: Instant) {
+    mutating func acquisitionTimedOut(now: Instant) {
         guard var state = updates else { return }
         if case .tracking = state.phase, let waited = state.napWakeTimeout {
             napWakeFailed(&state, waited: waited, now: now)
@@ -503,14 +503,14 @@ public struct Policy: Sendable {
     }
 
     /// "3rd failure in a row", or why a wake without a fix did not count.
-    private func failureWords(_ failures: Int) -> String {
+    func failureWords(_ failures: Int) -> String {
         receiverUnreachable
             ? "not counted: gpsd or the receiver is unreachable" : "\(Words.ordinal(failures)) failure in a row"
     }
 
     /// `base` grown by `backoffFactor` per failure (none for 0 or fewer: a series not counted while the receiver
     /// was unreachable), up to `maximumBackoff`.
-    private func backoff(base: Double, failures: Int) -> Double {
+    func backoff(base: Double, failures: Int) -> Double {
         var delay = base
         for _ in 0..<max(failures, 0) { delay *= configuration.acquisition.backoffFactor }
         return min(delay, max(configuration.acquisition.maximumBackoff, base))
@@ -525,7 +525,7 @@ public struct Policy: Sendable {
     /// unplugged and back without its backup domain, something the model did not foresee), some wakes wait
     /// for a cold start plus the margin (`coldRetry`). Sized for the short sleep alone, every retry ended
     /// before a cold start could, and the receiver never got a fix again.
-    private func wakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
+    func wakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
         let acquisition = configuration.acquisition
         let expected = expectedStart(afterDown: down, now: now)
         guard coldRetry(afterDown: down, failures: failures) else { return acquisition.timeout(expecting: expected) }
@@ -534,7 +534,7 @@ public struct Policy: Sendable {
 
     /// Seconds a duty-cycled wake waits, after `down` seconds down and `failures` failed wakes in a row: the
     /// whole `acquisition.timeout`, but never less than the start it may need (as `wakeTimeout`).
-    private func fullWakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
+    func fullWakeTimeout(afterDown down: Double, failures: Int, now: Instant) -> Double {
         let acquisition = configuration.acquisition
         let cold = coldRetry(afterDown: down, failures: failures)
         let start = cold ? receiver.timeToFirstFix.cold : expectedStart(afterDown: down, now: now)
@@ -546,20 +546,20 @@ public struct Policy: Sendable {
     /// where no wait brings a fix: every wake waiting for a cold start there cost 7 % more energy on the Reno
     /// drive (bench/policy.sh); one in four bounds that, and a receiver that is really cold gets its fix within
     /// four maximum backoffs.
-    private func coldRetry(afterDown down: Double, failures: Int) -> Bool {
+    func coldRetry(afterDown down: Double, failures: Int) -> Bool {
         failures > 0 && down >= configuration.acquisition.maximumBackoff && failures % Self.coldRetryEvery == 0
     }
 
-    private static let coldRetryEvery = 4
+    static let coldRetryEvery = 4
 
     /// The model's time to first fix after `down` seconds down in the cheaper way for that long, counting the
     /// whole time since the last fix for the hot window: failed wakes refresh no ephemeris.
-    private func expectedStart(afterDown down: Double, now: Instant) -> Double {
+    func expectedStart(afterDown down: Double, now: Instant) -> Double {
         let withoutFix = previousFix.map { max(down, now - $0.at) } ?? down
         return receiver.timeToFirstFix(afterDown: withoutFix, in: receiver.cheaperDownRegime(forSleepOf: down))
     }
 
-    private mutating func probeDue(now: Instant) {
+    mutating func probeDue(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase else { return }
         pause.probing = true
         pause.wait = wakeTimeout(afterDown: pause.probeInterval, failures: pause.failures, now: now)
@@ -570,7 +570,7 @@ public struct Policy: Sendable {
         reason = "probing for departure after \(Words.duration(now - pause.since)) paused"
     }
 
-    private mutating func probeTimedOut(now: Instant) {
+    mutating func probeTimedOut(now: Instant) {
         guard var state = updates, case .paused(var pause) = state.phase, pause.probing else { return }
         let rule = configuration.stationary[state.configuration.activityType]
         if pause.confirming {
@@ -601,440 +601,5 @@ public struct Policy: Sendable {
         acquisitionFailed(
             "probe found no fix within \(Words.duration(waited)) (\(failureWords(pause.failures))); next probe in \(Words.duration(pause.probeInterval))",
             retry: .probe, at: now + max(pause.probeInterval - extra, 0))
-    }
-
-    // MARK: - Predictive naps (PolicyConfiguration.prediction, docs/contract.md §11)
-
-    /// What a continuous level runs the receiver at while tracking.
-    private func trackingRegime(_ requested: UpdatesConfiguration) -> ReceiverRegime {
-        requested.desiredAccuracy == .nearestTenMeters && receiver.reachableRegimes.contains(.powerSave)
-            ? .powerSave : .continuous
-    }
-
-    /// The longest gap between fixes that does not restart the stationary window: naps, and the sleeps after
-    /// wakes that found no fix, leave gaps of their own length, and a device still within the radius after
-    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes). Such a
-    /// gap counts as stillness only up to `maximumAge` (`StationaryDetector`): what was not observed is not.
-    private var stationaryGap: Double {
-        let prediction = configuration.prediction
-        guard prediction.enabled else { return configuration.maximumAge }
-        let longestSleep = max(prediction.maximumSleep, configuration.acquisition.maximumBackoff)
-        return configuration.maximumAge + longestSleep + receiver.timeToFirstFix.warm
-    }
-
-    /// After an acceptable fix while tracking: how long until the position could be `bound` from the location
-    /// the application has (the last delivered one: a fix the distance filter held back counts with its
-    /// distance from it), at the recent speed and the rule's acceleration. The fix's own error is not allowed
-    /// for: it is the same whether the receiver sleeps or not, and the application has it as
-    /// `horizontalAccuracy`; staleness is how far the device moved since (docs/contract.md §11).
-    /// Sleeps when that leaves room for a nap of at least `minimumSleep` before a wake one time to first fix
-    /// early, and the nap (down current, then acquisition current for the time to first fix) costs less
-    /// charge than staying up for as long.
-    private mutating func considerNap(_ state: inout Updates, after location: Location, now: Instant) {
-        let rule = configuration.prediction
-        guard rule.enabled, let speed = recentSpeed else { return }
-        let bound = rule.effectiveBound
-        let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
-        let reach = rule.secondsToReach(bound - offset, speed: speed)
-        // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
-        // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
-        // than the rare overshoot it prevents (bench/policy.sh).
-        let horizon = reach
-        // The way down depends on the nap's length, and the start after it on the way down.
-        var sleep = min(horizon - receiver.timeToFirstFix.hot, rule.maximumSleep)
-        let down = receiver.cheaperDownRegime(forSleepOf: max(sleep, 0))
-        let firstFix = receiver.timeToFirstFix(afterDown: max(sleep, 0), in: down)
-        sleep = min(horizon - firstFix, rule.maximumSleep)
-        guard sleep >= rule.minimumSleep else { return }
-        let napCharge = receiver.current(in: down) * sleep + receiver.current.acquisition * firstFix
-        let upCharge = receiver.current(in: trackingRegime(state.configuration)) * (sleep + firstFix)
-        guard napCharge < upCharge else { return }
-        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
-        state.detector.expectDark(from: now, until: now + sleep + firstFix)
-        schedule(.predictionWake, at: now + sleep)
-        let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
-        reason =
-            "\(motion): \(Words.distance(bound)) bound not reachable for \(Words.duration(reach)); sleeping \(Words.duration(sleep))"
-    }
-
-    private mutating func predictionWake(now: Instant) {
-        guard var state = updates, case .napping(let nap) = state.phase else { return }
-        state.phase = .tracking
-        let timeout = wakeTimeout(afterDown: now - nap.since, failures: state.failures, now: now)
-        state.wakeExtra = timeout - wakeTimeout(afterDown: now - nap.since, failures: 0, now: now)
-        state.napWakeTimeout = timeout
-        updates = state
-        schedule(.acquisitionTimeout, at: now + timeout)
-        reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
-    }
-
-    /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
-    /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (docs/contract.md §3). A short
-    /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
-    private mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
-        state.napWakeTimeout = nil
-        if !receiverUnreachable { state.failures += 1 }
-        if state.failures <= 1 { state.napWakeBase = waited }
-        // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.
-        let sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
-        state.wakeExtra = 0
-        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
-        let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
-        state.detector.expectDark(from: now, until: now + sleep + firstFix)
-        acquisitionFailed(
-            "no fix after a nap's wake (\(failureWords(state.failures))); next attempt in \(Words.duration(sleep))",
-            retry: .predictionWake, at: now + sleep)
-    }
-
-    // MARK: - Deferred updates (docs/contract.md §5)
-
-    private struct Deferral: Sendable {
-        var distance: Double?
-        var timeout: Double?
-        var held: [Location] = []
-        var traveled = 0.0
-        var lastPosition: Location?
-    }
-
-    private func deferralError(for requested: UpdatesConfiguration) -> (DeferredError, String)? {
-        requested.deferralRefusal.map { ($0.error, $0.reason) }
-    }
-
-    private mutating func allowDeferredUpdates(untilTraveled distance: Double?, timeout: Double?, now: Instant) {
-        guard let state = updates else {
-            emit(.deferredFinished(.notUpdatingLocation), "deferral refused: updates are not running")
-            return
-        }
-        if let refusal = deferralError(for: state.configuration) {
-            emit(.deferredFinished(refusal.0), "deferral refused: \(refusal.1)")
-            return
-        }
-        if let distance, !(distance > 0) {
-            emit(.deferredFinished(.failed), "deferral refused: the distance must be a positive number of metres")
-            return
-        }
-        if let timeout, !(timeout > 0) {
-            emit(.deferredFinished(.failed), "deferral refused: the timeout must be a positive number of seconds")
-            return
-        }
-        if deferral != nil { finishDeferral(.canceled, detail: "replaced by a new deferral request") }
-        deferral = Deferral(distance: distance, timeout: timeout, lastPosition: state.lastDelivered)
-        if let timeout, timeout.isFinite { schedule(.deferredTimeout, at: now + timeout) }
-    }
-
-    private mutating func hold(_ location: Location, previous: Location?) {
-        guard var batch = deferral else { return }
-        if let last = batch.lastPosition ?? previous { batch.traveled += Geodesy.distance(from: last, to: location) }
-        batch.lastPosition = location
-        batch.held.append(location)
-        deferral = batch
-        if let distance = batch.distance, batch.traveled >= distance {
-            finishDeferral(nil, detail: "travelled \(Words.distance(batch.traveled)) of \(Words.distance(distance))")
-        } else if batch.held.count >= configuration.deferredBufferCapacity {
-            // Core Location may deliver early when its cache is full; the deferral goes on.
-            actions.append(.deliver(batch.held))
-            batch.held = []
-            deferral = batch
-        }
-    }
-
-    private mutating func flushDeferral() {
-        guard var batch = deferral, !batch.held.isEmpty else { return }
-        actions.append(.deliver(batch.held))
-        batch.held = []
-        deferral = batch
-    }
-
-    /// Ends the deferral: its one `deferredFinished`, then the batch (Core Location's order).
-    private mutating func finishDeferral(_ error: DeferredError?, detail: String) {
-        guard let batch = deferral else { return }
-        deferral = nil
-        cancelTimer(.deferredTimeout)
-        emit(.deferredFinished(error), detail)
-        if !batch.held.isEmpty { actions.append(.deliver(batch.held)) }
-    }
-
-    // MARK: - Significant-change monitoring (docs/contract.md §6)
-
-    private struct SignificantChange: Sendable {
-        var lastEvent: (location: Location, at: Instant)?
-        var waking: Bool
-        var failures = 0
-    }
-
-    private mutating func startSignificantChange(now: Instant) {
-        guard significantChange == nil else { return }
-        var state = SignificantChange(waking: true)
-        if let cached = lastKnownLocation {
-            emit(.significantChange(cached), "first event is the last known location, from \(cached.timestamp.iso8601)")
-            state.lastEvent = (cached, now)
-        }
-        significantChange = state
-        schedule(.significantChangeTimeout, at: now + configuration.acquisition.timeout)
-        reason = "significant-change monitoring started: waking for a fix"
-    }
-
-    private mutating func stopSignificantChange() {
-        guard significantChange != nil else { return }
-        significantChange = nil
-        cancelTimer(.significantChangeWake)
-        cancelTimer(.significantChangeTimeout)
-        reason = "significant-change monitoring stopped"
-    }
-
-    private mutating func significantChangeFix(_ location: Location, now: Instant) {
-        guard var state = significantChange else { return }
-        let rule = configuration.significantChange
-        guard FixFilter.accuracyProblem(location, limit: rule.accuracyLimit) == nil else { return }
-        if let last = state.lastEvent {
-            let distance = Geodesy.distance(from: last.location, to: location)
-            if distance >= rule.distance && now - last.at >= rule.minimumInterval {
-                emit(
-                    .significantChange(location),
-                    "moved \(Words.distance(distance)) since the last event \(Words.duration(now - last.at)) ago")
-                state.lastEvent = (location, now)
-            }
-        } else {
-            emit(.significantChange(location), "first fix since monitoring started")
-            state.lastEvent = (location, now)
-        }
-        if state.waking {
-            state.waking = false
-            state.failures = 0
-            cancelTimer(.significantChangeTimeout)
-            let interval = significantChangeInterval(state, now: now)
-            schedule(.significantChangeWake, at: now + interval)
-            reason = "significant-change fix taken; next wake in \(Words.duration(interval))"
-        }
-        significantChange = state
-    }
-
-    /// The time to move the event distance at the recent speed, clamped to the wake intervals, and never
-    /// before the next event is allowed.
-    private func significantChangeInterval(_ state: SignificantChange, now: Instant) -> Double {
-        let rule = configuration.significantChange
-        var interval = rule.maximumWakeInterval
-        if let speed = recentSpeed, speed > 0.01 {
-            interval = min(max(rule.distance / speed, rule.wakeInterval), rule.maximumWakeInterval)
-        } else if recentSpeed == nil {
-            interval = rule.wakeInterval
-        }
-        if let last = state.lastEvent { interval = max(interval, last.at + rule.minimumInterval - now) }
-        return interval
-    }
-
-    private mutating func significantChangeWake(now: Instant) {
-        guard var state = significantChange, !state.waking else { return }
-        state.waking = true
-        significantChange = state
-        schedule(.significantChangeTimeout, at: now + configuration.acquisition.timeout)
-        reason = "significant-change wake"
-    }
-
-    private mutating func significantChangeTimedOut(now: Instant) {
-        guard var state = significantChange, state.waking else { return }
-        state.waking = false
-        if !receiverUnreachable { state.failures += 1 }
-        let delay = backoff(base: configuration.significantChange.wakeInterval, failures: state.failures)
-        significantChange = state
-        acquisitionFailed(
-            "significant-change wake found no fix within \(Words.duration(configuration.acquisition.timeout)); next in \(Words.duration(delay))",
-            retry: .significantChangeWake, at: now + delay)
-    }
-
-    // MARK: - Single-shot requests (docs/contract.md §7)
-
-    private struct PendingRequest: Sendable {
-        var desiredAccuracy: DesiredAccuracy
-        var timeout: Double
-        var best: Location?
-    }
-
-    private mutating func requestLocation(
-        _ id: RequestID, timeout: Double, desiredAccuracy: DesiredAccuracy?, now: Instant
-    ) {
-        if requests[id] != nil {
-            finishRequest(id, .requestFailed(id, .canceled), detail: "request \(id) replaced by a new one with its id")
-        }
-        let timeout = timeout.isFinite && timeout > 0 ? timeout : configuration.requestTimeout
-        let level = desiredAccuracy ?? updates?.configuration.desiredAccuracy ?? .best
-        requests[id] = PendingRequest(desiredAccuracy: level, timeout: timeout)
-        schedule(.request(id), at: now + timeout)
-        reason = "single-shot request \(id)"
-    }
-
-    private mutating func answerRequests(with location: Location) {
-        for id in requests.keys.sorted() {
-            guard var request = requests[id] else { continue }
-            // A fix of unknown accuracy meets only the levels that take any valid fix.
-            let level = request.desiredAccuracy
-            let meets =
-                level.isBest || level == .reduced
-                ? FixFilter.accuracyProblem(location, limit: level.acceptanceThreshold) == nil
-                : FixFilter.accuracy(of: location).map { $0 <= (level.acceptanceThreshold ?? .infinity) } ?? false
-            if meets {
-                let accuracy = FixFilter.accuracy(of: location).map { " (\(Words.distance($0)))" } ?? ""
-                finishRequest(
-                    id, .requestCompleted(id, outgoing(location, level: request.desiredAccuracy)),
-                    detail: "first fix meeting \(request.desiredAccuracy.rawValue)\(accuracy)")
-            } else {
-                let better =
-                    request.best.map { best in
-                        (FixFilter.accuracy(of: location) ?? .infinity) < (FixFilter.accuracy(of: best) ?? .infinity)
-                    } ?? true
-                if better { request.best = location }
-                requests[id] = request
-            }
-        }
-    }
-
-    private mutating func requestTimedOut(_ id: RequestID) {
-        guard let request = requests[id] else { return }
-        if let best = request.best {
-            let accuracy = FixFilter.accuracy(of: best).map { Words.distance($0) } ?? "unknown accuracy"
-            finishRequest(
-                id, .requestCompleted(id, outgoing(best, level: request.desiredAccuracy)),
-                detail:
-                    "no fix met \(request.desiredAccuracy.rawValue) within \(Words.duration(request.timeout)); best seen (\(accuracy))"
-            )
-        } else {
-            finishRequest(
-                id, .requestFailed(id, .locationUnknown),
-                detail: "no usable fix within \(Words.duration(request.timeout))")
-        }
-    }
-
-    private mutating func finishRequest(_ id: RequestID, _ kind: PolicyEventKind, detail: String) {
-        guard requests.removeValue(forKey: id) != nil else { return }
-        cancelTimer(.request(id))
-        emit(kind, detail)
-        if reason == nil { reason = "single-shot request \(id) answered" }
-    }
-
-    private func outgoing(_ location: Location, level: DesiredAccuracy) -> Location {
-        level == .reduced ? Coarsening.coarsen(location, grid: configuration.reducedGridSize) : location
-    }
-
-    // MARK: - Timers
-
-    private mutating func handleTimer(_ id: TimerID, now: Instant) {
-        // Only a timer we still expect, and not before its time: a late cancel or a replaced deadline is harmless.
-        // A millisecond of slack absorbs a runtime clock that rounds the deadline down.
-        guard let deadline = timers[id], now.seconds >= deadline.seconds - 0.001 else { return }
-        timers[id] = nil
-        switch id {
-        case .dutyCycleWake: dutyCycleWake(now: now)
-        case .acquisitionTimeout: acquisitionTimedOut(now: now)
-        case .probe: probeDue(now: now)
-        case .probeTimeout: probeTimedOut(now: now)
-        case .deferredTimeout:
-            let timeout = deferral?.timeout.map { Words.duration($0) } ?? "its time"
-            finishDeferral(nil, detail: "deferral timeout of \(timeout) elapsed")
-        case .significantChangeWake: significantChangeWake(now: now)
-        case .significantChangeTimeout: significantChangeTimedOut(now: now)
-        case .request(let requestID): requestTimedOut(requestID)
-        case .predictionWake: predictionWake(now: now)
-        }
-    }
-
-    /// A wake or probe found no fix: the retry is scheduled, the failure told, and it becomes the reason.
-    private mutating func acquisitionFailed(_ detail: String, retry timer: TimerID, at deadline: Instant) {
-        schedule(timer, at: deadline)
-        emit(.acquisitionFailed, detail)
-        reason = detail
-    }
-
-    private mutating func schedule(_ id: TimerID, at deadline: Instant) {
-        timers[id] = deadline
-        actions.append(.schedule(id, at: deadline))
-    }
-
-    private mutating func cancelTimer(_ id: TimerID) {
-        if timers.removeValue(forKey: id) != nil { actions.append(.cancel(id)) }
-    }
-
-    // MARK: - Shutdown
-
-    private mutating func shutdown() {
-        finishDeferral(.canceled, detail: "shutting down; held locations delivered")
-        for id in requests.keys.sorted() {
-            finishRequest(id, .requestFailed(id, .canceled), detail: "shutting down")
-        }
-        stopUpdates(detail: "shutting down")
-        stopSignificantChange()
-        for id in timers.keys.sorted(by: { $0.description < $1.description }) { cancelTimer(id) }
-        reason = "shutting down"
-    }
-
-    // MARK: - The shared receiver (docs/contract.md §8)
-
-    /// What each activity needs now, with the words for it.
-    private func demands(now: Instant) -> [(ReceiverRegime, String)] {
-        var result: [(ReceiverRegime, String)] = []
-        if let state = updates {
-            let level = state.configuration.desiredAccuracy.rawValue
-            switch state.phase {
-            case .tracking:
-                if trackingRegime(state.configuration) == .powerSave {
-                    result.append((.powerSave, "updating at nearestTenMeters in the receiver's power-save cycling"))
-                } else {
-                    result.append((.continuous, "updating at \(level) accuracy"))
-                }
-            case .waking: result.append((.continuous, "waking for one \(level) fix"))
-            case .sleeping:
-                let sleep = timers[.dutyCycleWake].map { $0 - now } ?? 0
-                result.append((receiver.cheaperDownRegime(forSleepOf: sleep), "duty cycle: down until the next fix"))
-            case .paused(let pause):
-                if pause.probing {
-                    result.append((.continuous, "probing for departure"))
-                } else {
-                    result.append(
-                        (
-                            receiver.cheaperDownRegime(forSleepOf: pause.probeInterval),
-                            "paused: down until the next probe"
-                        ))
-                }
-            case .napping(let nap):
-                result.append(
-                    (receiver.cheaperDownRegime(forSleepOf: nap.wakeAt - now), "predictive nap: down until the next fix"))
-            case .pausedUntilRestart:
-                // Standby where possible: the application may start updates again soon and deserves a hot start.
-                result.append((receiver.effectiveRegime(.standby), "paused until updates are started again"))
-            }
-        }
-        if !requests.isEmpty {
-            result.append(
-                (
-                    .continuous,
-                    "single-shot request \(requests.keys.sorted().map(\.description).joined(separator: ", "))"
-                ))
-        }
-        if let state = significantChange {
-            if state.waking {
-                result.append((.continuous, "significant-change wake"))
-            } else {
-                // The lowest power the receiver allows for the sleep ahead (docs/contract.md §6).
-                let sleep =
-                    timers[.significantChangeWake].map { $0 - now } ?? configuration.significantChange.wakeInterval
-                result.append(
-                    (receiver.cheaperDownRegime(forSleepOf: sleep), "significant-change monitoring between wakes"))
-            }
-        }
-        return result
-    }
-
-    private mutating func reconcileRegime(now: Instant, force: Bool) {
-        let needs = demands(now: now)
-        let top = needs.max { $0.0 < $1.0 }
-        let target = receiver.effectiveRegime(top?.0 ?? .off)
-        guard force || target != regime else { return }
-        // A reconfiguration that leaves the receiver as it is needs no command.
-        if !force, regime == nil, needs.isEmpty { return }
-        regime = target
-        actions.append(.setRegime(target, reason: reason ?? top?.1 ?? "no activity needs the receiver"))
-    }
-
-    private mutating func emit(_ kind: PolicyEventKind, _ detail: String) {
-        actions.append(.emit(kind, detail: detail))
     }
 }

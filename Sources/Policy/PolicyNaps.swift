@@ -1,0 +1,85 @@
+import GPSModel
+
+// Predictive naps: when the policy lets the receiver down between fixes it expects, and how long. Part of `Policy` (Policy.swift holds its state and the standard updates).
+extension Policy {
+    /// What a continuous level runs the receiver at while tracking.
+    func trackingRegime(_ requested: UpdatesConfiguration) -> ReceiverRegime {
+        requested.desiredAccuracy == .nearestTenMeters && receiver.reachableRegimes.contains(.powerSave)
+            ? .powerSave : .continuous
+    }
+
+    /// The longest gap between fixes that does not restart the stationary window: naps, and the sleeps after
+    /// wakes that found no fix, leave gaps of their own length, and a device still within the radius after
+    /// one has not been seen leaving (a weak-signal static receiver was kept from pausing for minutes). Such a
+    /// gap counts as stillness only up to `maximumAge` (`StationaryDetector`): what was not observed is not.
+    var stationaryGap: Double {
+        let prediction = configuration.prediction
+        guard prediction.enabled else { return configuration.maximumAge }
+        let longestSleep = max(prediction.maximumSleep, configuration.acquisition.maximumBackoff)
+        return configuration.maximumAge + longestSleep + receiver.timeToFirstFix.warm
+    }
+
+    /// After an acceptable fix while tracking: how long until the position could be `bound` from the location
+    /// the application has (the last delivered one: a fix the distance filter held back counts with its
+    /// distance from it), at the recent speed and the rule's acceleration. The fix's own error is not allowed
+    /// for: it is the same whether the receiver sleeps or not, and the application has it as
+    /// `horizontalAccuracy`; staleness is how far the device moved since (docs/contract.md §11).
+    /// Sleeps when that leaves room for a nap of at least `minimumSleep` before a wake one time to first fix
+    /// early, and the nap (down current, then acquisition current for the time to first fix) costs less
+    /// charge than staying up for as long.
+    mutating func considerNap(_ state: inout Updates, after location: Location, now: Instant) {
+        let rule = configuration.prediction
+        guard rule.enabled, let speed = recentSpeed else { return }
+        let bound = rule.effectiveBound
+        let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
+        let reach = rule.secondsToReach(bound - offset, speed: speed)
+        // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
+        // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
+        // than the rare overshoot it prevents (bench/policy.sh).
+        let horizon = reach
+        // The way down depends on the nap's length, and the start after it on the way down.
+        var sleep = min(horizon - receiver.timeToFirstFix.hot, rule.maximumSleep)
+        let down = receiver.cheaperDownRegime(forSleepOf: max(sleep, 0))
+        let firstFix = receiver.timeToFirstFix(afterDown: max(sleep, 0), in: down)
+        sleep = min(horizon - firstFix, rule.maximumSleep)
+        guard sleep >= rule.minimumSleep else { return }
+        let napCharge = receiver.current(in: down) * sleep + receiver.current.acquisition * firstFix
+        let upCharge = receiver.current(in: trackingRegime(state.configuration)) * (sleep + firstFix)
+        guard napCharge < upCharge else { return }
+        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        state.detector.expectDark(from: now, until: now + sleep + firstFix)
+        schedule(.predictionWake, at: now + sleep)
+        let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
+        reason =
+            "\(motion): \(Words.distance(bound)) bound not reachable for \(Words.duration(reach)); sleeping \(Words.duration(sleep))"
+    }
+
+    mutating func predictionWake(now: Instant) {
+        guard var state = updates, case .napping(let nap) = state.phase else { return }
+        state.phase = .tracking
+        let timeout = wakeTimeout(afterDown: now - nap.since, failures: state.failures, now: now)
+        state.wakeExtra = timeout - wakeTimeout(afterDown: now - nap.since, failures: 0, now: now)
+        state.napWakeTimeout = timeout
+        updates = state
+        schedule(.acquisitionTimeout, at: now + timeout)
+        reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
+    }
+
+    /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
+    /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (docs/contract.md §3). A short
+    /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
+    mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
+        state.napWakeTimeout = nil
+        if !receiverUnreachable { state.failures += 1 }
+        if state.failures <= 1 { state.napWakeBase = waited }
+        // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.
+        let sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
+        state.wakeExtra = 0
+        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
+        state.detector.expectDark(from: now, until: now + sleep + firstFix)
+        acquisitionFailed(
+            "no fix after a nap's wake (\(failureWords(state.failures))); next attempt in \(Words.duration(sleep))",
+            retry: .predictionWake, at: now + sleep)
+    }
+}

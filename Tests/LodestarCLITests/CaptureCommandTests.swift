@@ -9,20 +9,6 @@ import Lodestar
 import LodestarCLI
 import Testing
 
-/// Runs one command in-process to its end.
-private func runCommand(_ arguments: [String]) -> (code: Int32, output: String, error: String) {
-    let output = MemorySink()
-    let error = MemorySink()
-    let context = CommandContext(standardOutput: output, standardError: error, shouldStop: { false })
-    let code = LodestarCommand.main(arguments: arguments, context: context)
-    return (code, output.text, error.text)
-}
-
-private func temporaryFolder() throws -> String {
-    let folder = NSTemporaryDirectory() + "lodestar-capture-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    return folder
-}
 
 /// A private gpsd that writes nothing to its pty (so what it reports is only what the test feeds) and a
 /// fresh folder for the recording, which the caller removes.
@@ -65,16 +51,16 @@ func spacedJSON(_ json: String) -> String {
 @Suite struct ImportReplayTests {
     @Test(arguments: Fixtures.captureNames)
     func importGivesOneFixPerEpochWithGpsdecodesCoordinates(capture: String) throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let log = Fixtures.path(capture)
-        let imported = runCommand(["import", log, "-o", folder + "/capture.jsonl"])
+        let imported = run(["import", log, "-o", folder + "/capture.jsonl"])
         #expect(imported.code == 0, "\(imported.error)")
-        let replayed = runCommand(["replay", folder + "/capture.jsonl", "--format", "jsonl"])
+        let replayed = run(["replay", folder + "/capture.jsonl", "--format", "jsonl"])
         #expect(replayed.code == 0, "\(replayed.error)")
         samePositions(try jsonlPositions(replayed.output), try gpsdecodePositions(log), capture)
         // A raw log replays the same when imported on the fly.
-        let direct = runCommand(["replay", log, "--format", "jsonl"])
+        let direct = run(["replay", log, "--format", "jsonl"])
         #expect(direct.output == replayed.output)
     }
 
@@ -98,12 +84,12 @@ func spacedJSON(_ json: String) -> String {
 
     @Test func gpsBabelLoadsEveryReplayedLocation() throws {
         let log = Fixtures.path("munich-urban-stopgo-31m.nmea")
-        let jsonl = runCommand(["replay", log, "--format", "jsonl"])
-        let gpx = runCommand(["replay", log, "--format", "gpx"])
+        let jsonl = run(["replay", log, "--format", "jsonl"])
+        let gpx = run(["replay", log, "--format", "gpx"])
         #expect(gpx.code == 0)
         let printed = jsonl.output.split(whereSeparator: \.isNewline).count
         #expect(printed > 1000)
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try gpx.output.write(toFile: folder + "/track.gpx", atomically: true, encoding: .utf8)
         let process = Process()
@@ -128,12 +114,12 @@ func spacedJSON(_ json: String) -> String {
         "gpsd-unicore-um621-fixloss.nmea", "ublox-ubx-cartrip-15m.ubx", "garmin-geko201-regensburg-drive-26m.nmea",
     ])
     func throughGPSDGivesTheSameFixesAsStraightIntoThePipeline(capture: String) throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let log = Fixtures.path(capture)
-        #expect(runCommand(["import", log, "-o", folder + "/c.jsonl"]).code == 0)
-        let direct = runCommand(["replay", folder + "/c.jsonl", "--format", "jsonl"])
-        let throughGPSD = runCommand(["replay", folder + "/c.jsonl", "--format", "jsonl", "--through-gpsd"])
+        #expect(run(["import", log, "-o", folder + "/c.jsonl"]).code == 0)
+        let direct = run(["replay", folder + "/c.jsonl", "--format", "jsonl"])
+        let throughGPSD = run(["replay", folder + "/c.jsonl", "--format", "jsonl", "--through-gpsd"])
         #expect(throughGPSD.code == 0, "\(throughGPSD.error)")
         // An imported capture's reports are gpsdecode's; gpsd itself also reports the log's first fixed epoch,
         // which gpsdecode's batch decoding leaves without a time (before the first RMC gives the date). That
@@ -153,7 +139,7 @@ func spacedJSON(_ json: String) -> String {
     @Test(arguments: Fixtures.captureNames)
     func recordingReplaysToWhatWatchPrintedLive(capture: String) throws {
         let bed = try GPSDTestBed.readOnly()
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"
         let record = InProcessCommand(["record", file, "--gpsd", "127.0.0.1:" + bed.port, "--raw", "--note", "test"])
@@ -181,7 +167,7 @@ func spacedJSON(_ json: String) -> String {
         #expect(contents.header.notes == ["test"])
         #expect(contents.receivedLineCount > 0, "--raw kept the receiver's bytes")
 
-        let replayed = runCommand(["replay", file, "--format", "jsonl"])
+        let replayed = run(["replay", file, "--format", "jsonl"])
         if live.isEmpty {
             // The cold-boot log gives gpsd no fix after the harness's primer (see WatchAgainstGpspipeTests):
             // its recording replays to the same nothing, and says so.
@@ -196,20 +182,20 @@ func spacedJSON(_ json: String) -> String {
         #expect(full.count == live.count, "watch said: \(watch.standardError.text)")
 
         // The raw bytes the recording kept are what the receiver sent: through gpsd again, the same fixes.
-        let again = runCommand(["replay", file, "--format", "jsonl", "--through-gpsd"])
+        let again = run(["replay", file, "--format", "jsonl", "--through-gpsd"])
         #expect(again.code == 0, "\(again.error)")
         samePositions(try jsonlPositions(again.output), live, "\(capture) raw bytes through gpsd")
     }
 
     @Test func anExistingFileIsNotOverwrittenWithoutForce() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "keep me\n".write(toFile: folder + "/x", atomically: true, encoding: .utf8)
-        let result = runCommand(["record", folder + "/x", "--gpsd", "localhost:1"])
+        let result = run(["record", folder + "/x", "--gpsd", "localhost:1"])
         #expect(result.code == 73)
         #expect(result.error.contains("exists"))
         #expect(try String(contentsOfFile: folder + "/x", encoding: .utf8) == "keep me\n")
-        let imported = runCommand([
+        let imported = run([
             "import", Fixtures.path("gpsd-mtk-mt3339.nmea"), "-o", folder + "/x",
         ])
         #expect(imported.code == 73)
@@ -217,10 +203,10 @@ func spacedJSON(_ json: String) -> String {
     }
 
     @Test func gpsdNotThereLeavesNoFile() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let port = String(try freeLoopbackPort())
-        let result = runCommand(["record", folder + "/run.jsonl", "--gpsd", "127.0.0.1:" + port])
+        let result = run(["record", folder + "/run.jsonl", "--gpsd", "127.0.0.1:" + port])
         #expect(result.code == 69)
         #expect(result.error.contains("127.0.0.1:\(port)"))
         #expect(!FileManager.default.fileExists(atPath: folder + "/run.jsonl"))
@@ -231,7 +217,7 @@ func spacedJSON(_ json: String) -> String {
     @Test func aFullDiskStopsRecordingAndKeepsWhatWasWritten() throws {
         let binary = try #require(ExecutableTests.executable, "build the lodestar executable first")
         let bed = try GPSDTestBed.readOnly()
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.jsonl"
         // ulimit -f counts 1024-byte blocks: 16 KiB is a few dozen gpsd lines.
@@ -247,7 +233,7 @@ func spacedJSON(_ json: String) -> String {
         #expect(message.contains(file) && message.contains("File too large"), "\(message)")
         let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
         #expect(size <= 16 * 1024)
-        let replayed = runCommand(["replay", file, "--format", "jsonl"])
+        let replayed = run(["replay", file, "--format", "jsonl"])
         #expect(replayed.code == 0, "\(replayed.error)")
         #expect(!replayed.output.isEmpty, "the lines before the failure replay")
     }
@@ -266,10 +252,10 @@ func spacedJSON(_ json: String) -> String {
     private static let tpv2 = #"{"t":2.000,"gpsd":{"class":"TPV","device":"d","mode":2,"time":"2026-11-30T03:22:02.000Z","lat":52.2,"lon":4.3}}"# + "\n"
 
     @Test func aTornFinalLineWarnsAndTheRestReplays() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try capture(folder, [Self.header, Self.tpv, Self.tpv2, #"{"t":3.000,"gpsd":{"class":"TPV","dev"#])
-        let result = runCommand(["replay", path, "--format", "jsonl"])
+        let result = run(["replay", path, "--format", "jsonl"])
         #expect(result.code == 0)
         #expect(result.error.contains("warning: \(path):4: torn final line"))
         #expect(result.output.split(whereSeparator: \.isNewline).count == 2)
@@ -278,10 +264,10 @@ func spacedJSON(_ json: String) -> String {
     /// A real capture rewritten as Python's json module writes it (a space after each `:` and `,`) replays
     /// the same locations as the compact one, and one such line appended to a compact capture is understood.
     @Test func aSpacedCaptureReplaysLikeTheCompactOne() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let compact = folder + "/compact.capture"
-        #expect(runCommand(["import", Fixtures.path("gpsd-mtk-mt3339.nmea"), "-o", compact]).code == 0)
+        #expect(run(["import", Fixtures.path("gpsd-mtk-mt3339.nmea"), "-o", compact]).code == 0)
         let lines = try String(contentsOfFile: compact, encoding: .utf8).split(separator: "\n").map(String.init)
         func spaced(_ line: String) throws -> String {
             let text = spacedJSON(line)
@@ -290,10 +276,10 @@ func spacedJSON(_ json: String) -> String {
         }
         let spacedPath = folder + "/spaced.capture"
         try (lines.map(spaced).joined(separator: "\n") + "\n").write(toFile: spacedPath, atomically: true, encoding: .utf8)
-        let expected = runCommand(["replay", compact, "--format", "jsonl"])
+        let expected = run(["replay", compact, "--format", "jsonl"])
         #expect(expected.code == 0)
         #expect(expected.output.split(separator: "\n").count > 10)
-        let replayed = runCommand(["replay", spacedPath, "--format", "jsonl"])
+        let replayed = run(["replay", spacedPath, "--format", "jsonl"])
         #expect(replayed.code == 0, "\(replayed.error)")
         #expect(replayed.output == expected.output)
         #expect(!replayed.error.contains("warning"), "\(replayed.error)")
@@ -304,76 +290,76 @@ func spacedJSON(_ json: String) -> String {
         mixed[lastTPV] = try spaced(lines[lastTPV])
         let mixedPath = folder + "/mixed.capture"
         try (mixed.joined(separator: "\n") + "\n").write(toFile: mixedPath, atomically: true, encoding: .utf8)
-        let mixedReplay = runCommand(["replay", mixedPath, "--format", "jsonl"])
+        let mixedReplay = run(["replay", mixedPath, "--format", "jsonl"])
         #expect(mixedReplay.output == expected.output)
         #expect(mixedReplay.error.isEmpty, "\(mixedReplay.error)")
     }
 
     /// A line that is valid JSON but carries nothing this lodestar reads is a warning naming FILE:LINE.
     @Test func aValidButUnknownLineWarnsWithFileAndLine() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try capture(folder, [Self.header, Self.tpv, #"{"t": 1.5, "gspd": {"class": "TPV"}}"# + "\n", Self.tpv2])
-        let result = runCommand(["replay", path, "--format", "jsonl"])
+        let result = run(["replay", path, "--format", "jsonl"])
         #expect(result.code == 0)
         #expect(result.error.contains("lodestar replay: warning: \(path):3: skipped: a JSON object with none of the keys"), "\(result.error)")
         #expect(result.output.split(whereSeparator: \.isNewline).count == 2)
     }
 
     @Test func aMalformedLineElsewhereExits65WithFileAndLine() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try capture(folder, [Self.header, Self.tpv, "{\"t\":1.5,\"gpsd\":{\"class\":\"SKY\"\n", Self.tpv2])
-        let result = runCommand(["replay", path])
+        let result = run(["replay", path])
         #expect(result.code == 65)
         #expect(result.error.contains("\(path):3: not a valid JSON object"))
         #expect(result.output.isEmpty, "nothing is printed from a capture that is not valid")
     }
 
     @Test func anUnknownVersionExits65() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try capture(folder, [#"{"lodestar":"capture","version":7}"# + "\n", Self.tpv])
-        let result = runCommand(["replay", path])
+        let result = run(["replay", path])
         #expect(result.code == 65)
         #expect(result.error.contains("\(path):1: capture version 7"))
     }
 
     @Test func aMissingFileExits66() {
-        let result = runCommand(["replay", "/nonexistent/capture.jsonl"])
+        let result = run(["replay", "/nonexistent/capture.jsonl"])
         #expect(result.code == 66)
         #expect(result.error.contains("/nonexistent/capture.jsonl: No such file or directory"))
     }
 
     @Test func anEmptyFileExits65() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try capture(folder, [])
-        let result = runCommand(["replay", path])
+        let result = run(["replay", path])
         #expect(result.code == 65)
         #expect(result.error.contains("\(path) is empty"))
     }
 
     @Test func aRawLogWithNoFixExits65() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // Satellites in view but never a fix: RMC void, GGA quality 0.
         let path = folder + "/nofix.nmea"
         try "$GPRMC,235234,V,,,,,,,250905,,,N*78\r\n$GPGGA,235234,,,,,0,00,,,M,,M,,*60\r\n".write(
             toFile: path, atomically: true, encoding: .utf8)
-        let result = runCommand(["replay", path])
+        let result = run(["replay", path])
         #expect(result.code == 65)
         #expect(result.error.contains("no position fix"), "\(result.error)")
-        let imported = runCommand(["import", path, "-o", folder + "/out.jsonl"])
+        let imported = run(["import", path, "-o", folder + "/out.jsonl"])
         #expect(imported.code == 65)
         #expect(!FileManager.default.fileExists(atPath: folder + "/out.jsonl"))
     }
 
     @Test func aCaptureWithoutRawBytesCannotGoThroughGPSD() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try capture(folder, [Self.header, Self.tpv, Self.tpv2])
-        let result = runCommand(["replay", path, "--through-gpsd"])
+        let result = run(["replay", path, "--through-gpsd"])
         #expect(result.code == 65)
         #expect(result.error.contains("no receiver bytes"))
     }

@@ -9,14 +9,6 @@ import Testing
 
 @testable import LodestarCLI
 
-/// Runs `lodestar ARGS` in-process and returns (exit status, stdout, stderr).
-func run(_ arguments: [String]) -> (Int32, String, String) {
-    let output = MemorySink()
-    let error = MemorySink()
-    let code = LodestarCommand.main(
-        arguments: arguments, context: CommandContext(standardOutput: output, standardError: error, shouldStop: { false }))
-    return (code, output.text, error.text)
-}
 
 @Suite struct UsageTests {
     @Test(arguments: [["--help"], ["help"], ["watch", "--help"], ["demo", "--help"], ["watch", "-h"]])

@@ -7,16 +7,9 @@ import Testing
 @Suite struct EvaluateCommandTests {
     @Test func evaluateJSONReproducesTheSameNumbersOnEveryRun() throws {
         let drive = Fixtures.path("munich-urban-stopgo-31m.nmea")
-        func run() -> (Int32, String) {
-            let output = MemorySink()
-            let context = CommandContext(standardOutput: output, standardError: MemorySink(), shouldStop: { false })
-            let code = LodestarCommand.main(
-                arguments: ["replay", drive, "--profile", "car", "--evaluate", "--json"], context: context)
-            return (code, output.text)
-        }
-        let (code, first) = run()
+        let (code, first, _) = run(["replay", drive, "--profile", "car", "--evaluate", "--json"])
         #expect(code == 0)
-        #expect(run().1 == first)
+        #expect(run(["replay", drive, "--profile", "car", "--evaluate", "--json"]).output == first)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
         for key in ["policy", "baselines", "oracle", "ratioToOracle", "ratioToBaselines", "pauses", "stalenessBound"] {
             #expect(object[key] != nil, "no \(key) in \(first)")

@@ -8,13 +8,6 @@ import Testing
 @Suite struct FirstFixesSeenLiveTests {
     private static let fixture = "gpsd-mtk-mt3339.nmea"
 
-    private func run(_ arguments: [String]) -> (code: Int32, output: String, error: String) {
-        let output = MemorySink()
-        let error = MemorySink()
-        let context = CommandContext(standardOutput: output, standardError: error, shouldStop: { false })
-        return (LodestarCommand.main(arguments: arguments, context: context), output.text, error.text)
-    }
-
     /// The fixture imported, written as is and with `extra` lines inserted after the capture lines at a
     /// quarter, a half and three quarters of it (each given the `t` of the line it follows).
     private struct Files {

@@ -6,12 +6,6 @@ import Testing
 @testable import Lodestar
 @testable import LodestarCLI
 
-private func temporaryFolder() throws -> String {
-    let folder = NSTemporaryDirectory() + "lodestar-profiles-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    return folder
-}
-
 private func write(_ text: String, to path: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
@@ -93,7 +87,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
         let (code, shown, error) = run(["profiles", "show", name])
         #expect(code == 0)
         #expect(error.isEmpty)
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("profiles")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/edited.json"
         try write(shown, to: path)
@@ -411,7 +405,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
 
 @Suite struct ProfileLookupTests {
     @Test func namesAreLookedUpInTheProfileDirectory() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("profiles")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try write(
             #"{"description": "my van", "updates": {"activityType": "automotiveNavigation"}}"#, to: folder + "/van.json"
@@ -433,7 +427,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     }
 
     @Test func anUnknownNameIsNotFound() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("profiles")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         #expect(throws: ProfileError.notFound(name: "nope", searched: folder + "/nope.json")) {
             try ProfileStore(directory: folder).load(nameOrPath: "nope")
@@ -488,7 +482,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
     }
 
     @Test func anInvalidFileExits78NamingFileAndKeyPath() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("profiles")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/bad.json"
         try write(

@@ -8,20 +8,6 @@ import ReceiverEmulation
 import TestSupport
 import Testing
 
-/// Runs one command in-process to its end.
-private func runCommand(_ arguments: [String]) -> (code: Int32, output: String, error: String) {
-    let output = MemorySink()
-    let error = MemorySink()
-    let context = CommandContext(standardOutput: output, standardError: error, shouldStop: { false })
-    let code = LodestarCommand.main(arguments: arguments, context: context)
-    return (code, output.text, error.text)
-}
-
-private func temporaryFolder() throws -> String {
-    let folder = NSTemporaryDirectory() + "lodestar-record-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    return folder
-}
 
 /// `record` and `watch` pointed at a port that is not gpsd: exit 69 naming host:port and what answered,
 /// nothing recorded, no file created or claimed.
@@ -37,11 +23,11 @@ private func temporaryFolder() throws -> String {
         let impostor = try #require(Self.impostors.first { $0.name == name })
         let server = try ImpostorServer(impostor.behaviour)
         defer { server.stop() }
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("record")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.capture"
         let started = monotonicSeconds()
-        let result = runCommand(["record", file, "--raw", "--gpsd", "127.0.0.1:" + String(server.port)])
+        let result = run(["record", file, "--raw", "--gpsd", "127.0.0.1:" + String(server.port)])
         #expect(result.code == 69, "\(result.error)")
         #expect(monotonicSeconds() - started < 5, "told within the banner's 3 s")
         #expect(result.error.contains("127.0.0.1:\(server.port) is not gpsd"), "\(result.error)")
@@ -57,7 +43,7 @@ private func temporaryFolder() throws -> String {
         let impostor = try #require(Self.impostors.first { $0.name == name })
         let server = try ImpostorServer(impostor.behaviour)
         defer { server.stop() }
-        let result = runCommand(["watch", "--gpsd", "127.0.0.1:" + String(server.port)])
+        let result = run(["watch", "--gpsd", "127.0.0.1:" + String(server.port)])
         #expect(result.code == 69, "\(result.error)")
         #expect(result.error.contains("127.0.0.1:\(server.port) is not gpsd"), "\(result.error)")
         #expect(result.error.contains(impostor.said), "\(result.error)")
@@ -68,7 +54,7 @@ private func temporaryFolder() throws -> String {
 @Suite struct RecordOptionTests {
     @Test(arguments: ["", "0", "4095", "1X", "M", "-5M", "1.5M", "99999999999999999999G"])
     func aBadMaximumSizeIsAUsageError(size: String) {
-        let result = runCommand(["record", "/nonexistent/run.capture", "--max-size", size, "--gpsd", "localhost:1"])
+        let result = run(["record", "/nonexistent/run.capture", "--max-size", size, "--gpsd", "localhost:1"])
         #expect(result.code == 64, "\(size): \(result.error)")
         #expect(result.error.contains("--max-size"), "\(result.error)")
     }
@@ -99,7 +85,7 @@ private func gpsdTexts(_ contents: CaptureContents) -> [String] {
 @Suite(.serialized, .tags(.gpsd)) struct RecordRotationCommandTests {
     @Test func rotationBySizeLosesAndRepeatsNothing() throws {
         let bed = try GPSDTestBed.readOnly()
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("record")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let rotating = InProcessCommand([
             "record", folder + "/run.capture", "--max-size", "32K", "--gpsd", "127.0.0.1:" + bed.port,
@@ -179,7 +165,7 @@ private func gpsdTexts(_ contents: CaptureContents) -> [String] {
         let bed = try GPSDTestBed.readOnly()
         var gpsd = bed.gpsd
         defer { gpsd.stop() }
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("record")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/run.capture"
         let record = InProcessCommand(["record", file, "--raw", "--gpsd", "127.0.0.1:" + bed.port])

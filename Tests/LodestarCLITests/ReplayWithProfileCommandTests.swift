@@ -5,13 +5,6 @@ import Testing
 
 /// `lodestar replay --profile` as a user runs it.
 @Suite struct ReplayWithProfileCommandTests {
-    private func run(_ arguments: [String]) -> (code: Int32, output: String, error: String) {
-        let output = MemorySink()
-        let error = MemorySink()
-        let context = CommandContext(standardOutput: output, standardError: error, shouldStop: { false })
-        return (LodestarCommand.main(arguments: arguments, context: context), output.text, error.text)
-    }
-
     @Test func theCarProfileShowsTheReceiverGoingDownAtStopsAndComingBackWithReasons() throws {
         let drive = Fixtures.path("garmin-drive-reno-tahoe-2h43m.nmea")
         let first = run(["replay", drive, "--profile", "car", "--format", "jsonl"])

@@ -7,6 +7,21 @@ import Lodestar
 import LodestarCLI
 import Testing
 
+/// Runs `lodestar ARGS` in-process to its end: the one runner the command tests share.
+func run(_ arguments: [String]) -> (code: Int32, output: String, error: String) {
+    let output = MemorySink()
+    let error = MemorySink()
+    let context = CommandContext(standardOutput: output, standardError: error, shouldStop: { false })
+    return (LodestarCommand.main(arguments: arguments, context: context), output.text, error.text)
+}
+
+/// A fresh folder under the temporary directory, named for the test that asks (`lodestar-record-…`).
+func temporaryFolder(_ name: String = "test") throws -> String {
+    let folder = NSTemporaryDirectory() + "lodestar-\(name)-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}
+
 /// A stop flag for an in-process command.
 final class StopSwitch: @unchecked Sendable {
     private let lock = NSLock()

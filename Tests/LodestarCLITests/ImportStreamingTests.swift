@@ -257,30 +257,24 @@ enum ReferenceImporter {
         }
     }
 
+    /// The oracle's own reading of the `#` header: the text's lines, trimmed, until the first that is not a
+    /// comment; not the importer's byte loop again.
     static func headerNotes(_ raw: [UInt8]) -> [String] {
         var notes: [String] = []
-        var start = 0
-        while start < raw.count, raw[start] == UInt8(ascii: "#"), notes.count < 100 {
-            var end = start
-            while end < raw.count, raw[end] != 0x0A { end += 1 }
-            var text = raw[(start + 1)..<end]
-            while let first = text.first, first == 0x20 { text = text.dropFirst() }
-            while let last = text.last, last == 0x0D || last == 0x20 { text = text.dropLast() }
-            if !text.isEmpty { notes.append(String(decoding: text.prefix(500), as: UTF8.self)) }
-            start = end + 1
+        // "\r\n" is one Character, a newline, as "\n" is.
+        let text = String(decoding: raw, as: UTF8.self)
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+            guard line.hasPrefix("#"), notes.count < 100 else { break }
+            var text = Substring(line.dropFirst())
+            while text.first == " " { text = text.dropFirst() }
+            while text.last == "\r" || text.last == " " { text = text.dropLast() }
+            if !text.isEmpty { notes.append(String(text.utf8.prefix(500)) ?? "") }
         }
         return notes
     }
 
     static func firstRange(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Range<Int>? {
-        guard let first = needle.first, haystack.count >= needle.count else { return nil }
-        var index = haystack.startIndex
-        while index <= haystack.endIndex - needle.count {
-            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) {
-                return index..<(index + needle.count)
-            }
-            index += 1
-        }
-        return nil
+        let start = haystack.startIndex
+        return Array(haystack).firstRange(of: needle).map { (start + $0.lowerBound)..<(start + $0.upperBound) }
     }
 }

@@ -28,7 +28,7 @@ enum GPSDAddressOption {
     }
 
     /// What the command line says of the address: the parts given, nil for a part left out (so a config's
-    /// own gpsd.host or gpsd.port stays). `--host`/`--port` are read as `--gpsd` and warned of on stderr.
+    /// own gpsd.host or gpsd.port stays), unchecked beyond their form. `--host`/`--port` are read as `--gpsd` and warned of on stderr.
     static func given(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> (
         host: String?, port: String?
     ) {
@@ -41,23 +41,19 @@ enum GPSDAddressOption {
             context.say(
                 "lodestar \(parsed.commandName): --host and --port are deprecated and taken until the next release; "
                     + "use --gpsd \(oldHost ?? GPSDSession.defaultHost):\(oldPort ?? GPSDSession.defaultPort)")
-            var checkedPort: String?
-            if let oldPort { checkedPort = try port(oldPort) }
-            return (oldHost, checkedPort)
+            return (oldHost, oldPort)
         }
         guard let text = parsed.string("gpsd") else { return (nil, nil) }
-        let parts = try hostAndPort(text)
-        var checkedPort: String?
-        if let given = parts.port { checkedPort = try port(given) }
-        return (parts.host, checkedPort)
+        return try hostAndPort(text)
     }
 
-    /// The address to connect to: what was given, the rest from `defaultAddress`.
+    /// The address to connect to: what was given (its port checked here; `run` leaves that to its config,
+    /// which names gpsd.port), the rest from `defaultAddress`.
     static func address(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> (
         host: String, port: String
     ) {
         let given = try given(parsed, context: context)
-        return (given.host ?? GPSDSession.defaultHost, given.port ?? GPSDSession.defaultPort)
+        return (given.host ?? GPSDSession.defaultHost, try port(given.port ?? GPSDSession.defaultPort))
     }
 
     /// `host`, `host:port`, `[v6]`, `[v6]:port`, or a bare IPv6 address (more than one ':'). An unclosed

@@ -75,14 +75,29 @@ public enum Baselines {
 }
 
 /// `Baselines.interval` one true fix at a time: what the evaluation runs.
-struct IntervalBaseline: Sendable {
+/// A baseline that runs one simulated receiver and charges its meter with what it drew.
+protocol ReceiverBaseline {
+    var receiver: SimulatedReceiver? { get set }
+    var meter: RunMeter { get set }
+}
+
+extension ReceiverBaseline {
+    /// The charge from the last fix to the end of the capture.
+    mutating func finish(at t: Double) {
+        guard var receiver else { return }
+        meter.charge(receiver.takeTimeline(until: t), stopped: false)
+        self.receiver = receiver
+    }
+}
+
+struct IntervalBaseline: ReceiverBaseline, Sendable {
     let every: Double
     private let model: ReceiverModel
     private let down: ReceiverRegime
-    private var receiver: SimulatedReceiver?
+    var receiver: SimulatedReceiver?
     private var wakeAt = 0.0
     private var awake = false
-    private(set) var meter: RunMeter
+    var meter: RunMeter
 
     init(every: Double, model: ReceiverModel, bound: Double, records: Bool = false) {
         self.every = every
@@ -116,12 +131,6 @@ struct IntervalBaseline: Sendable {
         _ = meter.judge(point.location, at: point.t)
     }
 
-    mutating func finish(at t: Double) {
-        guard var receiver else { return }
-        meter.charge(receiver.takeTimeline(until: t), stopped: false)
-        self.receiver = receiver
-    }
-
     /// Nothing from `start` to `end`: up to `start` as it would have been, then off; afresh at the next fix.
     mutating func hole(from start: Double, to end: Double) {
         guard var receiver else { return }
@@ -135,18 +144,18 @@ struct IntervalBaseline: Sendable {
 }
 
 /// `Baselines.stopTimeout` one true fix at a time: what the evaluation runs.
-struct StopTimeoutBaseline: Sendable {
+struct StopTimeoutBaseline: ReceiverBaseline, Sendable {
     private let radius: Double
     private let timeout: Double
     private let probe: Double
     private let model: ReceiverModel
     private let down: ReceiverRegime
-    private var receiver: SimulatedReceiver?
+    var receiver: SimulatedReceiver?
     private var anchor: (t: Double, location: Location)?
     private var stoppedState = false
     private var probing = false
     private var nextProbe = 0.0
-    private(set) var meter: RunMeter
+    var meter: RunMeter
 
     init(
         radius: Double, timeout: Double, probe: Double, model: ReceiverModel, bound: Double, records: Bool = false
@@ -199,12 +208,6 @@ struct StopTimeoutBaseline: Sendable {
             _ = receiver.setRegime(down, at: point.t)
             nextProbe = point.t + probe
         }
-    }
-
-    mutating func finish(at t: Double) {
-        guard var receiver else { return }
-        meter.charge(receiver.takeTimeline(until: t), stopped: false)
-        self.receiver = receiver
     }
 
     /// Nothing from `start` to `end`: up to `start` as it would have been, then off; afresh at the next fix.

@@ -176,7 +176,7 @@ public struct PowerController: Sendable {
     }
 
     /// Identification polls sent for a device that came back before gpsd's word is taken as it is.
-    public static let identificationPolls = 3
+    public static let identificationPollLimit = 3
 
     struct AwaitingReply: Sendable {
         var what: String

@@ -86,7 +86,7 @@ extension PowerController {
     /// every make's version query Lodestar can drive, the one identified before first: the receiver that came
     /// back may be another make (a u-blox swapped for a MediaTek), and gpsd probes no further by itself. A
     /// receiver ignores the other make's query.
-    var identificationPolls: [ReceiverMessage] {
+    var versionQueries: [ReceiverMessage] {
         let ublox = ReceiverMessage.ubx(UBXCommand.pollVersion)
         let mediatek = ReceiverMessage.pmtk(PMTKCommand.queryFirmware)
         switch identification?.family {
@@ -103,12 +103,12 @@ extension PowerController {
         reidentifying = Reidentifying(path: path, nextPollAt: now + configuration.timeouts.probeSettle)
     }
 
-    /// Asks the receiver on the device that came back what it is, up to `Self.identificationPolls` times; then
+    /// Asks the receiver on the device that came back what it is, up to `Self.identificationPollLimit` times; then
     /// takes what gpsd said meanwhile, however vague (another receiver may really have been plugged in).
     mutating func pollIdentity(now: Double) {
         guard var pending = reidentifying else { return }
-        let polls = identificationPolls
-        guard pending.polls < Self.identificationPolls, !polls.isEmpty else {
+        let polls = versionQueries
+        guard pending.polls < Self.identificationPollLimit, !polls.isEmpty else {
             reidentifying = nil
             if let vague = pending.vague { receiverChanged(path: vague.path, identity: vague, now: now) }
             return

@@ -564,7 +564,7 @@ struct ControllerScript {
         var script = Self.cameBack(on: "/dev/ttyACM1")
         script.advance(to: 60)
         let polls = writes(script, since: 40).filter { $0 == Self.poll }
-        #expect(polls.count == PowerController.identificationPolls)
+        #expect(polls.count == PowerController.identificationPollLimit)
         // No answer named a make: it is the generic NMEA receiver gpsd says it is.
         #expect(script.controller.mechanism == .closeDevice)
         #expect(script.controller.identification?.family == .nmea)

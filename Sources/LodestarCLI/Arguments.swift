@@ -163,13 +163,6 @@ struct ParsedArguments {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    func port(_ name: String) throws(UsageError) -> String? {
-        guard let text = value(name) else { return nil }
-        guard let value = Int(text), (1...65_535).contains(value) else {
-            throw UsageError(message: "option '--\(name)' takes a port from 1 to 65535, not '\(text)'")
-        }
-        return String(value)
-    }
 
     /// A declared choice as its type (argument-parser's `ExpressibleByArgument` for a `String` enum), given or
     /// the default.

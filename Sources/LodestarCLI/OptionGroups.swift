@@ -1,8 +1,5 @@
-import GPIOLines
 import GPSD
-import JSON
 import Policy
-import Receivers
 
 // Options that mean the same thing in every command that takes them, each declared once with its reading, as
 // swift-argument-parser's `OptionGroup` shares a `ParsableArguments` type between commands
@@ -28,7 +25,8 @@ enum GPSDAddressOption {
     }
 
     /// What the command line says of the address: the parts given, nil for a part left out (so a config's
-    /// own gpsd.host or gpsd.port stays), unchecked beyond their form. `--host`/`--port` are read as `--gpsd` and warned of on stderr.
+    /// own gpsd.host or gpsd.port stays), unchecked beyond their form. `--host`/`--port` are read as `--gpsd`
+    /// and warned of on stderr.
     static func given(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> (
         host: String?, port: String?
     ) {

@@ -133,11 +133,6 @@ public final class DaemonService {
         }
     }
 
-    private static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-    }
-
     /// Seconds since the service started, on the monotonic clock.
     private var t: Double { monotonicSeconds() - started }
     /// Seconds since the service started on the runtime's clock (the receiver's, in the demo).
@@ -428,7 +423,7 @@ public final class DaemonService {
         case .noFix(let notice):
             log.info(notice.sentence)
         case .transmitted(let bytes, let description):
-            log.debug("power: sent \(description): \(bytes.map { Self.hex($0) }.joined(separator: " "))")
+            log.debug("power: sent \(description): \(hexadecimal(bytes))")
         }
         hooks.observe(update)
     }

@@ -502,35 +502,39 @@ public final class LocationStore {
     public func forEachLocation(
         since: UTCTime?, _ body: (StoredLocation) throws(StoreError) -> Void
     ) throws(StoreError) {
-        let filter = since == nil ? "" : " WHERE (time_s, time_ns) >= (?1, ?2)"
-        let statement = try Statement(
-            prepared: "SELECT \(StoreSchema.locationColumns) FROM locations\(filter) ORDER BY id", on: connection,
-            doing: "read the locations")
-        defer { statement.finalize() }
-        if let since {
-            statement.bind(1, since.seconds)
-            statement.bind(2, Int64(since.nanoseconds))
-        }
-        while try statement.step() { try body(try location(from: statement)) }
+        try forEachRow(
+            "SELECT \(StoreSchema.locationColumns) FROM locations", timeColumns: "time_s, time_ns", since: since,
+            doing: "read the locations"
+        ) { statement throws(StoreError) in try body(try location(from: statement)) }
     }
 
     /// Calls `body` with each event at or after `since` (all when nil), in id order, one row at a time.
     public func forEachEvent(since: UTCTime?, _ body: (StoredEvent) throws(StoreError) -> Void) throws(StoreError) {
-        let filter = since == nil ? "" : " WHERE (at_s, at_ns) >= (?1, ?2)"
-        let statement = try Statement(
-            prepared: "SELECT id, at_s, at_ns, kind, detail FROM events\(filter) ORDER BY id", on: connection,
-            doing: "read the events")
-        defer { statement.finalize() }
-        if let since {
-            statement.bind(1, since.seconds)
-            statement.bind(2, Int64(since.nanoseconds))
-        }
-        while try statement.step() {
+        try forEachRow(
+            "SELECT id, at_s, at_ns, kind, detail FROM events", timeColumns: "at_s, at_ns", since: since,
+            doing: "read the events"
+        ) { statement throws(StoreError) in
             guard let id = statement.integer(0), let kind = statement.text(3), let detail = statement.text(4) else {
                 throw StoreError(path: path, reason: "an event row has an empty column", kind: .damaged)
             }
             try body(StoredEvent(id: id, kind: kind, detail: detail, at: try time(statement, 1, 2, what: "event \(id)'s time")))
         }
+    }
+
+    /// Steps through `select`'s rows whose `timeColumns` (seconds, nanoseconds) are at or after `since` (all
+    /// when nil), in id order.
+    private func forEachRow(
+        _ select: String, timeColumns: String, since: UTCTime?, doing what: String,
+        _ row: (Statement) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        let filter = since == nil ? "" : " WHERE (\(timeColumns)) >= (?1, ?2)"
+        let statement = try Statement(prepared: "\(select)\(filter) ORDER BY id", on: connection, doing: what)
+        defer { statement.finalize() }
+        if let since {
+            statement.bind(1, since.seconds)
+            statement.bind(2, Int64(since.nanoseconds))
+        }
+        while try statement.step() { try row(statement) }
     }
 
     // MARK: Rows

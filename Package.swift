@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(
             name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "Capture", "ReceiverEmulation", "TestSupport"]),
-        .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel"]),
+        .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSModel"]),
         .testTarget(
@@ -131,7 +131,7 @@ let package = Package(
         .testTarget(
             name: "ReceiversTests",
             dependencies: ["Receivers", "TestSupport", "Policy", "GPSD", "GPSModel", "SystemInterface"]),
-        .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "GPSModel", "JSON"]),
+        .testTarget(name: "ForwardingTests", dependencies: ["Forwarding", "GPSModel", "JSON", "TestSupport"]),
         .testTarget(name: "LocationStoreTests", dependencies: ["LocationStore", "Forwarding", "GPSModel", "SystemInterface"]),
         .testTarget(
             name: "MQTTUploadTests",

@@ -1,24 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import Forwarding
-
-/// Sebastiano Vigna's SplitMix64: a small seeded generator, so a failing random run can be replayed by its seed.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
-}
 
 extension [UploadScheduler.Action] {
     var sends: [Int] {

@@ -368,17 +368,6 @@ func spacedJSON(_ json: String) -> String {
 /// The reader and the replay never crash, whatever the bytes: random bytes, random truncations and random
 /// line swaps of a real capture. Seeded, so a failure reproduces.
 @Suite struct CaptureFuzzTests {
-    private struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Reads and, when the read succeeds, replays: either outcome is fine, a crash is not.
     private func survive(_ bytes: [UInt8]) -> Bool {
         guard let contents = try? CaptureReader.read(bytes) else { return false }
@@ -391,7 +380,7 @@ func spacedJSON(_ json: String) -> String {
         let log = Fixtures.path("gpsd-quectel-eg25g-moving.nmea")
         let original = try RawLogImport.capture(path: log, raw: try Fixtures.bytes("gpsd-quectel-eg25g-moving.nmea"))
         #expect(survive(original))
-        var random = SplitMix(state: 20_261_130)
+        var random = SplitMix64(seed: 20_261_130)
         var lines = original.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
         var read = 0
         for round in 0..<300 {

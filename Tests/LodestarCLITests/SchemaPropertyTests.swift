@@ -25,9 +25,6 @@ import Glibc
     /// Per case: validation is milliseconds, an evaluation of the 24 s capture well under a second.
     static let limit = 5.0
 
-    /// The fuzz tests' SplitMix64, so a seed names the same values here.
-    typealias Generator = SemanticFuzzTests.Generator
-
     static let seed: UInt64 = ProcessInfo.processInfo.environment["LODESTAR_PROPERTY_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 0...UInt64(UInt32.max))
 
@@ -40,7 +37,7 @@ import Glibc
     }
 
     /// At, inside and beyond `range`, plus the hostile values; whole numbers for a whole key.
-    static func values(_ range: ClosedRange<Double>, whole: Bool, _ generator: inout Generator) -> [String] {
+    static func values(_ range: ClosedRange<Double>, whole: Bool, _ generator: inout SplitMix64) -> [String] {
         let span = range.upperBound - range.lowerBound
         var inside = [range.lowerBound + span / 2]
         for _ in 0..<2 { inside.append(Double.random(in: range, using: &generator)) }
@@ -98,7 +95,7 @@ import Glibc
     }
 
     @Test func everyProfileKeyThroughValidateAndEvaluate() throws {
-        var generator = Generator(state: Self.seed)
+        var generator = SplitMix64(seed: Self.seed)
         var tally = Tally()
         try Self.withFolder { folder in
             let capture = folder + "/short.jsonl"
@@ -149,7 +146,7 @@ import Glibc
     }
 
     @Test func everyConfigKeyThroughValidateAndShow() throws {
-        var generator = Generator(state: Self.seed ^ 0xC0FF_EE)
+        var generator = SplitMix64(seed: Self.seed ^ 0xC0FF_EE)
         var tally = Tally()
         try Self.withFolder { folder in
             let file = folder + "/config.json"

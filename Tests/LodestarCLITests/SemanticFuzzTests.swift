@@ -12,18 +12,6 @@ import Testing
 @Suite(.tags(.slow)) struct SemanticFuzzTests {
     static let limit = 10.0
 
-    /// A small deterministic generator (SplitMix64), so a seed names a case list.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let absurdNumbers = [
         "1e308", "-1e308", "9e999", "-9e999", "1e20", "-1", "-0.001", "0", "NaN", "Infinity", "-Infinity",
         "\"NaN\"", "null", "4294967296", "1e-320",
@@ -40,7 +28,7 @@ import Testing
     }
 
     /// One mutation of a capture's lines (the header is line 0).
-    static func mutate(_ lines: [String], _ generator: inout Generator) -> Case {
+    static func mutate(_ lines: [String], _ generator: inout SplitMix64) -> Case {
         var lines = lines
         let body = 1..<lines.count
         let index = Int.random(in: body, using: &generator)
@@ -108,7 +96,7 @@ import Testing
     }
 
     /// One NMEA mutation of a raw log: absurd fields, reordered or duplicated sentences, far-apart times.
-    static func mutateRaw(_ lines: [String], _ generator: inout Generator) -> Case {
+    static func mutateRaw(_ lines: [String], _ generator: inout SplitMix64) -> Case {
         var lines = lines
         let sentences = lines.indices.filter { lines[$0].hasPrefix("$") }
         let index = sentences.randomElement(using: &generator) ?? 0
@@ -173,7 +161,7 @@ import Testing
         let environment = ProcessInfo.processInfo.environment
         let seed = UInt64(environment["LODESTAR_FUZZ_SEED"] ?? "") ?? 20_261_201
         let cases = Int(environment["LODESTAR_FUZZ_CASES"] ?? "") ?? 24
-        var generator = Generator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let folder = NSTemporaryDirectory() + "lodestar-fuzz-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var failed = false

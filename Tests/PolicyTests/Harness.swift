@@ -162,16 +162,3 @@ extension Harness {
         return actions
     }
 }
-
-/// A deterministic pseudo-random sequence (no global state, same numbers every run).
-struct SplitMix: Sendable {
-    var state: UInt64
-    mutating func next() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
-    }
-}

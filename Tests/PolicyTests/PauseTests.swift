@@ -1,5 +1,6 @@
 import GPSModel
 import Policy
+import TestSupport
 import Testing
 
 /// docs/contract.md §4: activity type, automatic pause, probes, resume.
@@ -11,8 +12,8 @@ import Testing
     /// A receiver that stands still but reports noise: a few metres of scatter and speeds up to 2 m/s.
     static func noise(seed: UInt64, scatter: Double) -> (Int) -> (Double, Double, Double) {
         { second in
-            var random = SplitMix(state: seed &+ UInt64(second))
-            return ((random.next() - 0.5) * 2 * scatter, (random.next() - 0.5) * 2 * scatter, random.next() * 2)
+            var random = SplitMix64(seed: seed &+ UInt64(second))
+            return ((random.unit() - 0.5) * 2 * scatter, (random.unit() - 0.5) * 2 * scatter, random.unit() * 2)
         }
     }
 

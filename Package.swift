@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(
             name: "GPSDTests", dependencies: ["GPSD", "GPSModel", "Capture", "ReceiverEmulation", "TestSupport"]),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "GPSModel", "TestSupport"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GPSD", "GPSModel", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Capture", "Policy", "GPSModel"]),
         .testTarget(
             name: "ReceiverEmulationTests",

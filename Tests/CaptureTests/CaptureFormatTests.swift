@@ -1,6 +1,7 @@
 import Capture
 import GPSD
 import GPSModel
+import TestSupport
 import Testing
 
 private let tpv = #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2026-11-30T03:22:01.000Z","lat":52.1,"lon":4.3,"altMSL":3.5,"eph":5.0}"#
@@ -191,17 +192,6 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
     /// JSON with spaces after `:` and `,` (Python's json module) replays the same fixes as gpsd's compact
     /// form: the fast paths that peek at the text (the class, the epoch's time) read any JSON spacing.
     @Test func spacedJSONReplaysLikeCompactJSON() throws {
-        // A space after every `:` and `,` outside strings (these lines have no escapes).
-        func spaced(_ line: String) -> String {
-            var result = ""
-            var inString = false
-            for character in line {
-                result.append(character)
-                if character == "\"" { inString.toggle() }
-                if !inString, character == ":" || character == "," { result.append(" ") }
-            }
-            return result
-        }
         let first = #"{"class":"TPV","device":"/dev/ttyACM0","mode":2,"time":"2026-11-30T03:22:01.000Z","lat":52.1,"lon":4.3}"#
         let next = #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2026-11-30T03:22:02.000Z","lat":52.2,"lon":4.4,"altMSL":4.0}"#
         let lines = [
@@ -219,9 +209,9 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
         }
         let compact = try fixes(lines)
         #expect(compact.count == 2)
-        #expect(try fixes(lines.map(spaced)) == compact)
+        #expect(try fixes(lines.map(spacedJSON)) == compact)
         // One spaced line after compact ones is understood too.
-        #expect(try fixes(Array(lines.dropLast()) + [spaced(lines[3])]) == compact)
+        #expect(try fixes(Array(lines.dropLast()) + [spacedJSON(lines[3])]) == compact)
     }
 
     @Test func replayDecodesTheCapturedReportsWithLibgpsAndCollapsesEpochs() throws {

@@ -1,4 +1,5 @@
 import GPSModel
+import TestSupport
 import Testing
 
 @testable import GPSD
@@ -136,20 +137,10 @@ import Testing
             #"{"class":"DEVICE","path":"/dev/pts/1","driver":"u-blox","subtype":"SW ROM CORE 3.01 (107888)","activated":"2017-03-31T11:01:24.000Z"}"#,
             #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
         ]
-        func spaced(_ line: String) -> String {
-            var result = ""
-            var inString = false
-            for character in line {
-                result.append(character)
-                if character == "\"" { inString.toggle() }
-                if !inString, character == ":" || character == "," { result.append(" ") }
-            }
-            return result
-        }
         let compact = bothWays(lines).libgps
         #expect(compact.allSatisfy { $0 != nil })
         // Each after a compact TPV, so a line libgps gave up on would show the TPV's values.
-        let spacedLines = lines.flatMap { [Self.recorded[2], spaced($0)] }
+        let spacedLines = lines.flatMap { [Self.recorded[2], spacedJSON($0)] }
         let decoded = bothWays(spacedLines)
         #expect(decoded.libgps.enumerated().filter { $0.offset % 2 == 1 }.map(\.element) == compact)
     }

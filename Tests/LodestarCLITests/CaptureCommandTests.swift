@@ -29,24 +29,6 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
     return EpochPosition.fromGpspipe(String(decoding: data, as: UTF8.self))
 }
 
-/// `json` as Python's json module writes it: a space after every `:` and `,` outside strings.
-func spacedJSON(_ json: String) -> String {
-    var result = ""
-    var inString = false
-    var escaped = false
-    for character in json {
-        result.append(character)
-        if inString {
-            if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
-        } else if character == "\"" {
-            inString = true
-        } else if character == ":" || character == "," {
-            result.append(" ")
-        }
-    }
-    return result
-}
-
 /// Import and replay of every capture in the repo, against gpsdecode's own decoding.
 @Suite struct ImportReplayTests {
     @Test(arguments: Fixtures.captureNames)

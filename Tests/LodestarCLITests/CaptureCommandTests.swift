@@ -16,17 +16,9 @@ private func jsonlPositions(_ text: String) throws -> [EpochPosition] {
     try EpochPosition.fromLodestar(text.split(whereSeparator: \.isNewline).map(String.init))
 }
 
-/// What gpsd's offline decoder makes of a raw log, run here independently of the importer.
+/// What gpsd's offline decoder makes of a raw log.
 private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(findExecutable("gpsdecode")))
-    process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return EpochPosition.fromGpspipe(String(decoding: data, as: UTF8.self))
+    EpochPosition.fromGpspipe(String(decoding: try gpsdecode(path), as: UTF8.self))
 }
 
 /// Import and replay of every capture in the repo, against gpsdecode's own decoding.

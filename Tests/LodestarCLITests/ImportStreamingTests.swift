@@ -11,20 +11,6 @@ import Testing
 /// `lodestar import` streams: the same bytes as the in-memory importer it replaced (kept below as the
 /// reference), whatever the chunks, and SIGTERM ends it quickly with a valid, cut capture.
 @Suite struct ImportStreamingTests {
-    /// gpsdecode's JSON for a log, run here independently of the importer.
-    static func gpsdecode(_ path: String) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(findExecutable("gpsdecode")))
-        process.arguments = ["-j"]
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return [UInt8](data)
-    }
-
     /// The streamed merge fed both sides in chunks of `size` bytes, as the runtime does.
     static func streamed(raw: [UInt8], decoded: [UInt8], name: String, size: Int) throws -> [UInt8] {
         var survey = CaptureImporter.Survey(deviceName: name)
@@ -68,7 +54,7 @@ import Testing
     func streamingImportWritesTheSameBytesAsTheInMemoryImporter(capture: String) throws {
         let path = Fixtures.path(capture)
         let raw = try Fixtures.bytes(capture)
-        let decoded = try Self.gpsdecode(path)
+        let decoded = try gpsdecode(path)
         let reference = try ReferenceImporter.capture(raw: raw, decoded: decoded, deviceName: capture)
         #expect(try CaptureImporter.capture(raw: raw, decoded: decoded, deviceName: capture) == reference)
         // Byte by byte only on the small logs, to keep the suite fast; every log in chunks of a random size.
@@ -140,7 +126,7 @@ import Testing
         #expect(contents.warnings.isEmpty)
         #expect(contents.lines.count > 10)
         let whole = try ReferenceImporter.capture(
-            raw: once, decoded: try Self.gpsdecode(Fixtures.path(name)), deviceName: name)
+            raw: once, decoded: try gpsdecode(Fixtures.path(name)), deviceName: name)
         let cutLines = cut.split(separator: 0x0A)
         let wholeLines = whole.split(separator: 0x0A)
         let compared = min(cutLines.count, wholeLines.count - 5)

@@ -15,6 +15,20 @@ func run(_ arguments: [String]) -> (code: Int32, output: String, error: String) 
     return (LodestarCommand.main(arguments: arguments, context: context), output.text, error.text)
 }
 
+/// gpsd's offline decoder's JSON for a raw log (`gpsdecode -j`), run here independently of the importer.
+func gpsdecode(_ path: String) throws -> [UInt8] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try #require(findExecutable("gpsdecode")))
+    process.arguments = ["-j"]
+    process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return [UInt8](data)
+}
+
 /// A fresh folder under the temporary directory, named for the test that asks (`lodestar-record-…`).
 func temporaryFolder(_ name: String = "test") throws -> String {
     let folder = NSTemporaryDirectory() + "lodestar-\(name)-\(UUID().uuidString)"

@@ -118,16 +118,23 @@ import Testing
         #expect(abs(again.seconds - (first.seconds + 2 + expected)) < 0.01)
     }
 
-    /// A nap's wake that brings no acceptable fix (a car park, a tunnel) waits the expected time to first
-    /// fix plus `acquisition.wakeMargin`, then sleeps as long as it waited, doubling per failure in a row; the
-    /// first fix ends it.
-    @Test func aWakeWithoutAFixBacksOffAndAFixEndsIt() throws {
+    /// A u-blox 8 napping after a still fix at 1 s, until its wake at 19 s; a wake allows
+    /// `acquisition.wakeMargin` 10 s more than the expected time to first fix.
+    static func nappingAfterAStillFix() -> Harness {
         var configuration = Self.configuration()
         configuration.acquisition.wakeMargin = 10
         var harness = Harness(configuration: configuration, receiver: .ublox8)
         harness.send(.startUpdates(Self.car), at: 0)
         let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
         #expect(nap.scheduled(.predictionWake) == 19)
+        return harness
+    }
+
+    /// A nap's wake that brings no acceptable fix (a car park, a tunnel) waits the expected time to first
+    /// fix plus `acquisition.wakeMargin`, then sleeps as long as it waited, doubling per failure in a row; the
+    /// first fix ends it.
+    @Test func aWakeWithoutAFixBacksOffAndAFixEndsIt() throws {
+        var harness = Self.nappingAfterAStillFix()
         let woken = harness.advance(to: 19)
         // Down 18 s in off, kept hot by the backup cell: 2 s expected, 12 s allowed.
         #expect(woken.scheduled(.acquisitionTimeout) == 31)
@@ -152,12 +159,7 @@ import Testing
     /// A nap's wake while gpsd is down is not a failure: the sleep after it stays the first one's, however many
     /// such wakes come (a series that counts from zero once crashed on its negative backoff).
     @Test func aNapWakeWhileTheReceiverIsUnreachableDoesNotBackOff() throws {
-        var configuration = Self.configuration()
-        configuration.acquisition.wakeMargin = 10
-        var harness = Harness(configuration: configuration, receiver: .ublox8)
-        harness.send(.startUpdates(Self.car), at: 0)
-        let nap = harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
-        #expect(nap.scheduled(.predictionWake) == 19)
+        var harness = Self.nappingAfterAStillFix()
         harness.send(.receiverLost("gpsd went away"), at: 5)
         harness.advance(to: 19)
         let failed = harness.advance(to: 31)

@@ -116,7 +116,9 @@ import Glibc
     }
 }
 
-/// The in-memory splitter as it was before it streamed (RawLogEpochs.split), kept verbatim as the reference.
+/// The in-memory splitter as it was before it streamed (RawLogEpochs.split), kept as the reference; it reads
+/// times and fields its own way (`nmeaTime`, `littleEndian`), so it checks the splitter's arithmetic rather than
+/// repeating it.
 enum ReferenceSplit {
     private enum ClockKind { case nmea, ubx }
 
@@ -147,16 +149,12 @@ enum ReferenceSplit {
     private static func packet(in bytes: [UInt8], at start: Int) -> (end: Int, time: Double?, kind: ClockKind?) {
         let byte = bytes[start]
         if byte == 0xB5, start + 6 <= bytes.count, bytes[start + 1] == 0x62 {
-            let length = Int(bytes[start + 4]) | Int(bytes[start + 5]) << 8
+            let length = littleEndian(bytes, at: start + 4, count: 2)
             let end = start + 8 + length
             if end <= bytes.count {
-                if bytes[start + 2] == 0x01, length >= 4 {
-                    let p = start + 6
-                    let milliseconds = UInt32(bytes[p]) | UInt32(bytes[p + 1]) << 8 | UInt32(bytes[p + 2]) << 16
-                        | UInt32(bytes[p + 3]) << 24
-                    return (end, Double(milliseconds) / 1000, .ubx)
-                }
-                return (end, nil, nil)
+                // A UBX-NAV payload starts with iTOW, milliseconds of the GPS week.
+                guard bytes[start + 2] == 0x01, length >= 4 else { return (end, nil, nil) }
+                return (end, Double(littleEndian(bytes, at: start + 6, count: 4)) / 1000, .ubx)
             }
         }
         if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "#") {
@@ -174,6 +172,12 @@ enum ReferenceSplit {
             end += 1
         }
         return (end, nil, nil)
+    }
+
+    /// The oracle's own reading of a little-endian field (UBX's length and iTOW), folded from its last byte
+    /// rather than shifted into place as the splitter does.
+    private static func littleEndian(_ bytes: [UInt8], at start: Int, count: Int) -> Int {
+        bytes[start..<start + count].reversed().reduce(0) { $0 << 8 | Int($1) }
     }
 
     /// The oracle's own reading of the UTC field, through text and `Double`, so it checks the splitter's

@@ -138,7 +138,8 @@ import Testing
     }
 }
 
-/// The in-memory importer as it was before it streamed, kept verbatim as the reference; its epochs come
+/// The in-memory importer as it was before it streamed, kept as the reference (but for reading a TPV through
+/// the JSON parser, see `tpv`); its epochs come
 /// from the reference splitter (RawLogEpochSplitterTests keeps it in CaptureTests; this is its twin).
 enum ReferenceImporter {
     struct TimedReport {
@@ -193,16 +194,7 @@ enum ReferenceImporter {
             if let position = firstRange(of: stdinDevice, in: line) {
                 text = ArraySlice(line[line.startIndex..<position.lowerBound] + renamed + line[position.upperBound...])
             }
-            let (isTPV, time, hasPosition) = text.withUnsafeBufferPointer { bytes -> (Bool, UTCTime?, Bool) in
-                bytes.withMemoryRebound(to: CChar.self) { chars in
-                    guard JSONPeek.hasClass("TPV", in: chars) else { return (false, nil, false) }
-                    let time = JSONPeek.stringValue(of: "time", in: chars).flatMap { UTCTime(iso8601: Array($0.utf8)) }
-                        .flatMap { $0.isReceiverTime ? $0 : nil }
-                    let position = (JSONPeek.integerValue(of: "mode", in: chars) ?? 0) >= 2
-                        && JSONPeek.hasMember("lat", in: chars) && JSONPeek.hasMember("lon", in: chars)
-                    return (true, time, position)
-                }
-            }
+            let (isTPV, time, hasPosition) = tpv(text)
             reports.append(TimedReport(t: clock.t, text: text, time: time, hasPosition: hasPosition))
             if isTPV, let time {
                 let t = clock.advance(to: Double(time.seconds) + Double(time.nanoseconds) / 1e9)
@@ -214,6 +206,23 @@ enum ReferenceImporter {
             }
         }
         return reports
+    }
+
+    /// Whether a report is a TPV, its receiver time and whether it has a position, read through the JSON
+    /// parser: the oracle's own way, where the importer peeks at the text (JSONPeek).
+    static func tpv(_ text: ArraySlice<UInt8>) -> (isTPV: Bool, time: UTCTime?, hasPosition: Bool) {
+        guard let report = try? JSONParser.parse(Array(text)), case .string("TPV")? = report.value(at: "class") else {
+            return (false, nil, false)
+        }
+        var time: UTCTime?
+        if case .string(let iso8601)? = report.value(at: "time"), let parsed = UTCTime(iso8601: Array(iso8601.utf8)),
+            parsed.isReceiverTime
+        {
+            time = parsed
+        }
+        var mode = 0.0
+        if case .number(let number)? = report.value(at: "mode") { mode = number }
+        return (true, time, mode >= 2 && report.value(at: "lat") != nil && report.value(at: "lon") != nil)
     }
 
     static func timedEpochs(_ epochs: [RawLogEpochs.Epoch]) -> [(t: Double, range: Range<Int>)] {

@@ -280,22 +280,9 @@ public func freeLoopbackPort() throws(SystemError) -> UInt16 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
     defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard bound == 0 else { throw SystemError("bind", "127.0.0.1:0") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    guard named == 0 else { throw SystemError("getsockname", "127.0.0.1") }
-    return UInt16(bigEndian: address.sin_port)
+    guard withLoopbackAddress(port: 0, { bind(descriptor, $0, $1) }) == 0 else { throw SystemError("bind", "127.0.0.1:0") }
+    guard let port = boundPort(of: descriptor) else { throw SystemError("getsockname", "127.0.0.1") }
+    return port
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
@@ -303,15 +290,7 @@ public func canConnect(port: UInt16) -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    address.sin_port = port.bigEndian
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-    }
+    return withLoopbackAddress(port: port) { connect(descriptor, $0, $1) } == 0
 }
 
 /// One command on a gpsd control socket and its one-line reply.

@@ -181,6 +181,28 @@ package func withUnixSocketAddress<Result>(
     }
 }
 
+/// Calls `body` with 127.0.0.1:`port` as a socket address and its length: the one place a `sockaddr_in` is
+/// built (the test servers, the private gpsd's port checks).
+package func withLoopbackAddress<Result>(port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    address.sin_port = port.bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+}
+
+/// The port an AF_INET socket is bound to (the one the kernel picked for port 0); nil when getsockname fails.
+package func boundPort(of descriptor: Int32) -> UInt16? {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    return named == 0 ? UInt16(bigEndian: address.sin_port) : nil
+}
+
 /// A non-blocking, close-on-exec Unix stream socket.
 package func unixStreamSocket() throws(SystemError) -> Int32 {
     let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)

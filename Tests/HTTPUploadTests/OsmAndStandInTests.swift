@@ -75,15 +75,7 @@ final class RawHTTPConnection {
     init(port: UInt16) throws(SystemError) {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        address.sin_port = port.bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let connected = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
         guard connected == 0 else {
             let failure = SystemError("connect", "127.0.0.1:\(port)")
             close(descriptor)

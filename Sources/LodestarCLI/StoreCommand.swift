@@ -193,10 +193,7 @@ enum StoreCommand {
     /// A location's jsonl line: the service's jsonl line for it, with the store's `id` after `type`, and the
     /// `reason` it was delivered for and when it was `stored` at the end.
     static func jsonLine(_ row: StoredLocation, location: Location) -> String {
-        var object = JSONObject()
-        object.add("type", string: "location")
-        object.add("id", integer: Int(row.id))
-        object.add("timestamp", string: location.timestamp.iso8601)
+        var object = exportedRow("location", id: row.id, timestamp: location.timestamp)
         object.add("latitude", number: location.latitude)
         object.add("longitude", number: location.longitude)
         JSONLine.addMeasurements(of: location, to: &object)
@@ -207,13 +204,19 @@ enum StoreCommand {
 
     /// An event's jsonl line: `{"type":"event","id":…,"timestamp":…,"kind":…,"detail":…}`.
     static func jsonLine(_ event: StoredEvent) -> String {
-        var object = JSONObject()
-        object.add("type", string: "event")
-        object.add("id", integer: Int(event.id))
-        object.add("timestamp", string: event.at.iso8601)
+        var object = exportedRow("event", id: event.id, timestamp: event.at)
         object.add("kind", string: event.kind)
         object.add("detail", string: event.detail)
         return object.line
+    }
+
+    /// The members every exported line starts with, whatever its type: `{"type":…,"id":…,"timestamp":…`.
+    private static func exportedRow(_ type: String, id: Int64, timestamp: UTCTime) -> JSONObject {
+        var object = JSONObject()
+        object.add("type", string: type)
+        object.add("id", integer: Int(id))
+        object.add("timestamp", string: timestamp.iso8601)
+        return object
     }
 
     /// The conversion `--coordinates` names (the store holds WGS-84); nil for a name it does not know.

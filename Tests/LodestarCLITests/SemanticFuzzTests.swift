@@ -51,13 +51,9 @@ import Testing
             lines[line] = replacing(key: "time", in: lines[line], with: value)
             return Case(name: "time=\(value) on line \(line + 1)", lines: lines)
         case 4:
-            let other = Int.random(in: body, using: &generator)
-            lines.swapAt(index, other)
-            return Case(name: "lines \(index + 1) and \(other + 1) swapped", lines: lines)
+            return swapping(lines, index, Int.random(in: body, using: &generator))
         case 5:
-            let count = Int.random(in: 1...200, using: &generator)
-            lines.insert(contentsOf: Array(repeating: lines[index], count: count), at: index)
-            return Case(name: "line \(index + 1) repeated \(count) times", lines: lines)
+            return repeating(lines, index, times: Int.random(in: 1...200, using: &generator))
         case 6:
             // Everything after a line moved far ahead: hours, days, beyond what the format allows.
             let jumps: [Double] = [3_600 * 5, 86_400 * 3, 86_400 * 29, 86_400 * 31, 1e7, 1e12]
@@ -72,6 +68,20 @@ import Testing
             }
             return Case(name: "lines \(index + 1)…\(end) 90 min apart", lines: lines)
         }
+    }
+
+    /// Lines `index` and `other` swapped: a mutation of captures and raw logs alike.
+    static func swapping(_ lines: [String], _ index: Int, _ other: Int) -> Case {
+        var lines = lines
+        lines.swapAt(index, other)
+        return Case(name: "lines \(index + 1) and \(other + 1) swapped", lines: lines)
+    }
+
+    /// Line `index` `count` times more, in place: a mutation of captures and raw logs alike.
+    static func repeating(_ lines: [String], _ index: Int, times count: Int) -> Case {
+        var lines = lines
+        lines.insert(contentsOf: Array(repeating: lines[index], count: count), at: index)
+        return Case(name: "line \(index + 1) repeated \(count) times", lines: lines)
     }
 
     /// The line with `"key":VALUE` (the first one) given `value` instead, as text.
@@ -110,13 +120,9 @@ import Testing
             lines[index] = fields.joined(separator: ",")
             return Case(name: "field \(field) of line \(index + 1) = \(value)", lines: lines)
         case 1:
-            let other = sentences.randomElement(using: &generator) ?? 0
-            lines.swapAt(index, other)
-            return Case(name: "lines \(index + 1) and \(other + 1) swapped", lines: lines)
+            return swapping(lines, index, sentences.randomElement(using: &generator) ?? 0)
         case 2:
-            let count = Int.random(in: 1...100, using: &generator)
-            lines.insert(contentsOf: Array(repeating: lines[index], count: count), at: index)
-            return Case(name: "line \(index + 1) repeated \(count) times", lines: lines)
+            return repeating(lines, index, times: Int.random(in: 1...100, using: &generator))
         default:
             // A time of day far from its neighbours (the receiver's clock jumping).
             var fields = lines[index].split(separator: ",", omittingEmptySubsequences: false).map(String.init)

@@ -196,9 +196,9 @@ struct ControllerScript {
 
     @Test func ubloxNamedNMEAFirstIsWokenOnceGpsdNamesItsDriver() {
         let path = "/dev/ttyACM0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
+        var script = ControllerScript(
+            PowerControllerConfiguration(model: .ublox8),
+            identified: ReceiverIdentity(path: path, driver: "NMEA0183"))
         #expect(script.controller.mechanism == .closeDevice)
         #expect(writes(script).isEmpty)
         // gpsd then switches it to binary and names the u-blox driver: commands from here on.
@@ -430,9 +430,9 @@ struct ControllerScript {
     /// powered, churn gpsd's device, and only look like a saving. An off request is refused with the reason.
     @Test func aReceiverWithNoWayDownKeepsRunning() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 0)
+        var script = ControllerScript(
+            PowerControllerConfiguration(model: .genericNMEA),
+            identified: ReceiverIdentity(path: path, driver: "NMEA0183"))
         #expect(script.controller.mechanism == .closeDevice)
         #expect(script.offers == [[.continuous]])
         script.output(path, from: 1, to: 10, fixFrom: 1)
@@ -481,9 +481,9 @@ struct ControllerScript {
 
     @Test func anUnknownReceiverIsSaidToBeUnknown() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA))
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "Garmin NMEA")), at: 0)
+        var script = ControllerScript(
+            PowerControllerConfiguration(model: .genericNMEA),
+            identified: ReceiverIdentity(path: path, driver: "Garmin NMEA"))
         let unknown = script.events(.receiverUnknown)
         #expect(unknown.count == 1)
         #expect(unknown.first?.detail.contains("Garmin NMEA") == true)

@@ -169,6 +169,26 @@ private func deadProcessID() throws -> Int32 {
         #expect(error.hasPrefix("lodestar status: \(runtime.path)/status.json is damaged: line 1, column "), "\(error)")
     }
 
+    /// A list in the status that is not one, or holds an element of the wrong type, is named down to the element.
+    @Test(arguments: [
+        (#""errors": ["store full", 3]"#, #""errors[1]" is a number, not a string"#),
+        (#""outputs": [{"name": "jsonl"}, "stdout"]"#, #""outputs[1]" is a string, not an object"#),
+        (#""uploads": [{"name": 7}]"#, #""uploads[0].name" is a number, not a string"#),
+        (#""outputs": {"name": "jsonl"}"#, #""outputs" is an object, not an array"#),
+    ])
+    func aWrongListInTheStatusFileIsNamed(member: String, problem: String) throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.write(
+            """
+            {"pid": 12, "started": "2026-11-30T03:22:00.000Z", "updated": "2026-11-30T03:22:05.000Z",
+             "profile": "car", "mechanism": "ubx", "regime": "standby", \(member)}
+            """)
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path])
+        #expect(code == 65)
+        #expect(output.isEmpty)
+        #expect(error.contains("\(runtime.path)/status.json is damaged: \(problem)"), "\(error)")
+    }
+
     @Test func aStatusFileThatCannotBeReadIsNoInput() throws {
         let runtime = try RuntimeDirectory()
         try FileManager.default.createDirectory(atPath: runtime.path + "/status.json", withIntermediateDirectories: false)

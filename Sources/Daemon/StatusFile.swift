@@ -112,46 +112,25 @@ public struct StatusFile: Sendable {
         status.alwaysOnMilliampHours = try fields.number("alwaysOnMilliampHours") ?? 0
         status.lastError = try fields.string("lastError")
         status.lastErrorAt = try fields.time("lastErrorAt")
-        if let value = fields.value("errors") {
-            guard case .array(let items) = value else { throw fields.damaged("errors", "is \(value.typeName), not an array") }
-            for (index, item) in items.enumerated() {
-                guard case .string(let text) = item else {
-                    throw fields.damaged("errors[\(index)]", "is \(item.typeName), not a string")
-                }
-                status.errors.append(text)
-            }
+        status.errors = try fields.array("errors") { item, key throws(DaemonFileError) in
+            guard case .string(let text) = item else { throw fields.damaged(key, "is \(item.typeName), not a string") }
+            return text
         }
         status.store = try fields.string("store")
         status.storeDropped = try fields.integer("storeDropped") ?? 0
         status.storeLost = try fields.integer("storeLost") ?? 0
-        if let value = fields.value("outputs") {
-            guard case .array(let items) = value else { throw fields.damaged("outputs", "is \(value.typeName), not an array") }
-            for (index, item) in items.enumerated() {
-                guard case .object(let members) = item else {
-                    throw fields.damaged("outputs[\(index)]", "is \(item.typeName), not an object")
-                }
-                let output = JSONFields(members: members, path: path, prefix: "outputs[\(index)].")
-                status.outputs.append(
-                    OutputStatus(
-                        name: try output.requiredString("name"), failure: try output.string("failure"),
-                        lost: try output.integer("lost") ?? 0))
-            }
+        status.outputs = try fields.objects("outputs") { output throws(DaemonFileError) in
+            OutputStatus(
+                name: try output.requiredString("name"), failure: try output.string("failure"),
+                lost: try output.integer("lost") ?? 0)
         }
-        if let value = fields.value("uploads") {
-            guard case .array(let items) = value else { throw fields.damaged("uploads", "is \(value.typeName), not an array") }
-            for (index, item) in items.enumerated() {
-                guard case .object(let members) = item else {
-                    throw fields.damaged("uploads[\(index)]", "is \(item.typeName), not an object")
-                }
-                let upload = JSONFields(members: members, path: path, prefix: "uploads[\(index)].")
-                status.uploads.append(
-                    UploadStatus(
-                        name: try upload.requiredString("name"), destination: try upload.string("destination") ?? "",
-                        state: try upload.string("state") ?? "", queueDepth: try upload.integer("queueDepth") ?? 0,
-                        lastSuccess: try upload.time("lastSuccess"), lastError: try upload.string("lastError"),
-                        sent: try upload.integer("sent") ?? 0, connections: try upload.integer("connections") ?? 0,
-                        worstLatency: try upload.number("worstLatency")))
-            }
+        status.uploads = try fields.objects("uploads") { upload throws(DaemonFileError) in
+            UploadStatus(
+                name: try upload.requiredString("name"), destination: try upload.string("destination") ?? "",
+                state: try upload.string("state") ?? "", queueDepth: try upload.integer("queueDepth") ?? 0,
+                lastSuccess: try upload.time("lastSuccess"), lastError: try upload.string("lastError"),
+                sent: try upload.integer("sent") ?? 0, connections: try upload.integer("connections") ?? 0,
+                worstLatency: try upload.number("worstLatency"))
         }
         return status
     }
@@ -303,6 +282,29 @@ struct JSONFields {
             throw damaged(key, "is \"\(text)\", not a UTC time like 2026-11-30T03:22:00.000Z")
         }
         return time
+    }
+
+    /// The elements of the array at `key` (none when it is missing or null), each read by `element` with the
+    /// key its errors name (`errors[2]`).
+    func array<Element>(
+        _ key: String, _ element: (_ item: JSONValue, _ key: String) throws(DaemonFileError) -> Element
+    ) throws(DaemonFileError) -> [Element] {
+        guard let value = value(key) else { return [] }
+        guard case .array(let items) = value else { throw damaged(key, "is \(value.typeName), not an array") }
+        var elements: [Element] = []
+        for (index, item) in items.enumerated() { elements.append(try element(item, "\(key)[\(index)]")) }
+        return elements
+    }
+
+    /// The objects of the array at `key` (none when it is missing or null), each read by `element` as fields
+    /// whose errors name it (`outputs[0].name`).
+    func objects<Element>(
+        _ key: String, _ element: (JSONFields) throws(DaemonFileError) -> Element
+    ) throws(DaemonFileError) -> [Element] {
+        try array(key) { item, itemKey throws(DaemonFileError) in
+            guard case .object(let members) = item else { throw damaged(itemKey, "is \(item.typeName), not an object") }
+            return try element(JSONFields(members: members, path: path, prefix: prefix + itemKey + "."))
+        }
     }
 
     /// A string that must be the raw value of one of `allowed`.

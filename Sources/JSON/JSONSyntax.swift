@@ -16,17 +16,9 @@ package enum JSONSyntax {
     package static func scanObject(
         _ bytes: UnsafeBufferPointer<UInt8>, member: (_ key: Range<Int>, _ kind: Kind, _ value: Range<Int>) -> Void
     ) -> Bool {
-        var scanner = JSONScanner(bytes, depthLimit: depthLimit)
-        var builder = KindBuilder()
-        scanner.skipSpace()
-        guard scanner.peek == UInt8(ascii: "{") else { return false }
-        do {
+        scanWhole(bytes, opening: UInt8(ascii: "{")) { scanner, builder throws(JSONScanFailure) in
             _ = try scanner.object(&builder, member: member)
-        } catch {
-            return false
         }
-        scanner.skipSpace()
-        return scanner.index == bytes.count
     }
 
     /// Checks that `bytes` is exactly one JSON array and calls `element` with each top-level element's kind
@@ -34,12 +26,23 @@ package enum JSONSyntax {
     package static func scanArray(
         _ bytes: UnsafeBufferPointer<UInt8>, element: (_ kind: Kind, _ value: Range<Int>) -> Void
     ) -> Bool {
+        scanWhole(bytes, opening: UInt8(ascii: "[")) { scanner, builder throws(JSONScanFailure) in
+            _ = try scanner.array(&builder, element: element)
+        }
+    }
+
+    /// Whether `bytes` is exactly one value opening with `opening` (whitespace around it allowed), which
+    /// `scan` reads.
+    private static func scanWhole(
+        _ bytes: UnsafeBufferPointer<UInt8>, opening: UInt8,
+        _ scan: (inout JSONScanner, inout KindBuilder) throws(JSONScanFailure) -> Void
+    ) -> Bool {
         var scanner = JSONScanner(bytes, depthLimit: depthLimit)
         var builder = KindBuilder()
         scanner.skipSpace()
-        guard scanner.peek == UInt8(ascii: "[") else { return false }
+        guard scanner.peek == opening else { return false }
         do {
-            _ = try scanner.array(&builder, element: element)
+            try scan(&scanner, &builder)
         } catch {
             return false
         }

@@ -89,6 +89,14 @@ public struct CommandContext: Sendable {
     /// `SIGTERM`, `SIGINT`: what asked to stop, for messages.
     var stopName: String { TerminationSignals.signalNumber == SIGTERM ? "SIGTERM" : "SIGINT" }
 
+    /// A file waited on (a FIFO, a device) until SIGINT/SIGTERM ends with the documented stop code, not as
+    /// unreadable: says so and gives the code; nil when no stop came.
+    func stoppedReading(_ file: String, command: String) -> ExitCode? {
+        guard shouldStop() else { return nil }
+        say("lodestar \(command): stopped by \(stopName) while reading \(file)")
+        return stopCode
+    }
+
     /// Writes one piece of a command's output to standard output. Every command's output goes through here
     /// (or `LocationEmitter`, which says the same), so a failed write is never silent: `NAME: cannot write
     /// output: REASON` on stderr, and false (the caller exits 74). The reader going away (`| head`) is not a

@@ -128,10 +128,8 @@ enum RunOptions {
     /// Says every line of `error` on stderr and a closing line; the exit status it calls for.
     @discardableResult
     static func report(_ error: DaemonConfigurationError, command: String, context: CommandContext) -> ExitCode {
-        // A FIFO or device that was waited on until SIGINT/SIGTERM: the documented stop code, not "unreadable".
-        if case .unreadable(let file, _) = error, context.shouldStop() {
-            context.say("lodestar \(command): stopped by \(context.stopName) while reading \(file)")
-            return context.stopCode
+        if case .unreadable(let file, _) = error, let code = context.stoppedReading(file, command: command) {
+            return code
         }
         for line in error.lines { context.say(line) }
         switch error {

@@ -38,82 +38,80 @@ import Testing
         return try EmulatedReceiver(epochs: epochs, personality: .ublox8, model: model, speed: 1, connection: .usb)
     }
 
-    @Test func testCyclesTimeEachFirstFixWithinATenthOfTheReceiversOwn() throws {
+    /// Runs `body` with a private gpsd reading `receiver(seconds:)` (not started yet) and the path of the
+    /// receiver's pty, and stops both after it.
+    static func withReceiverUnderGPSD(
+        seconds: Int, _ body: (PrivateGPSD, EmulatedReceiver, String) throws -> Void
+    ) throws {
         // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine).
         let (gpsd, receiver) = try PrivateGPSD.startReading(
-            { try Self.receiver(seconds: 180) }, terminal: \.terminal, discard: { $0.stop() })
-        let terminal = try #require(receiver.terminal)
+            { try Self.receiver(seconds: seconds) }, terminal: \.terminal, discard: { $0.stop() })
         defer {
             receiver.stop()
             gpsd.stop()
         }
-        receiver.start()
-        let modelFile = NSTemporaryDirectory() + "lodestar-receiver-test-\(getpid()).json"
-        defer { unlink(modelFile) }
-        let (code, output, error) = run([
-            "receiver", "test", "--gpsd", "localhost:" + String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
-            "--cycles", "5", "--down", "1", "--model-file", modelFile,
-        ])
-        #expect(code == 0, "\(error)")
-        let cycles = output.split(separator: "\n").filter { $0.hasPrefix("cycle ") }
-        #expect(cycles.count == 5, "\(output)")
-        let times = cycles.compactMap { line -> Double? in
-            guard let range = line.range(of: "first fix after ") else { return nil }
-            return Double(line[range.upperBound...].dropLast(2))
+        try body(gpsd, receiver, try #require(receiver.terminal).devicePath)
+    }
+
+    @Test func testCyclesTimeEachFirstFixWithinATenthOfTheReceiversOwn() throws {
+        try Self.withReceiverUnderGPSD(seconds: 180) { gpsd, receiver, device in
+            receiver.start()
+            let modelFile = NSTemporaryDirectory() + "lodestar-receiver-test-\(getpid()).json"
+            defer { unlink(modelFile) }
+            let (code, output, error) = run([
+                "receiver", "test", "--gpsd", "localhost:" + String(gpsd.port), "--device", device, "--model", "ublox8",
+                "--cycles", "5", "--down", "1", "--model-file", modelFile,
+            ])
+            #expect(code == 0, "\(error)")
+            let cycles = output.split(separator: "\n").filter { $0.hasPrefix("cycle ") }
+            #expect(cycles.count == 5, "\(output)")
+            let times = cycles.compactMap { line -> Double? in
+                guard let range = line.range(of: "first fix after ") else { return nil }
+                return Double(line[range.upperBound...].dropLast(2))
+            }
+            #expect(times.count == 5)
+            for time in times { #expect(abs(time - Self.hot) <= 0.1 * Self.hot, "\(times)") }
+            #expect(output.contains("hot: median"))
+            // The frames that did it: GNSS stop for standby, GNSS start to wake (it is on USB: no backup).
+            let names = receiver.commands.map(\.message.name)
+            #expect(names.filter { $0 == "CFG-RST GNSS stop" }.count >= 5)
+            #expect(!names.contains("RXM-PMREQ backup"))
+            // The model file is a profile whose hot start is the measured one.
+            let written = try String(contentsOfFile: modelFile, encoding: .utf8)
+            #expect(written.contains("\"hot\""))
+            #expect(written.contains("ublox8-measured"))
         }
-        #expect(times.count == 5)
-        for time in times { #expect(abs(time - Self.hot) <= 0.1 * Self.hot, "\(times)") }
-        #expect(output.contains("hot: median"))
-        // The frames that did it: GNSS stop for standby, GNSS start to wake (it is on USB: no backup).
-        let names = receiver.commands.map(\.message.name)
-        #expect(names.filter { $0 == "CFG-RST GNSS stop" }.count >= 5)
-        #expect(!names.contains("RXM-PMREQ backup"))
-        // The model file is a profile whose hot start is the measured one.
-        let written = try String(contentsOfFile: modelFile, encoding: .utf8)
-        #expect(written.contains("\"hot\""))
-        #expect(written.contains("ublox8-measured"))
     }
 
     @Test func identifyNamesTheDriverTheModelAndWhatItReaches() throws {
-        // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine).
-        let (gpsd, receiver) = try PrivateGPSD.startReading(
-            { try Self.receiver(seconds: 60) }, terminal: \.terminal, discard: { $0.stop() })
-        let terminal = try #require(receiver.terminal)
-        defer {
-            receiver.stop()
-            gpsd.stop()
+        try Self.withReceiverUnderGPSD(seconds: 60) { gpsd, receiver, device in
+            receiver.start()
+            let (code, output, error) = run([
+                "receiver", "identify", "--gpsd", "localhost:" + String(gpsd.port), "--device", device, "--timeout", "20",
+            ])
+            #expect(code == 0, "\(error)")
+            #expect(output.contains("driver: u-blox"), "\(output)")
+            #expect(output.contains("model: ublox8"), "\(output)")
+            #expect(output.contains("regimes reachable: continuous, powerSave, standby"), "\(output)")
         }
-        receiver.start()
-        let (code, output, error) = run([
-            "receiver", "identify", "--gpsd", "localhost:" + String(gpsd.port), "--device", terminal.devicePath, "--timeout", "20",
-        ])
-        #expect(code == 0, "\(error)")
-        #expect(output.contains("driver: u-blox"), "\(output)")
-        #expect(output.contains("model: ublox8"), "\(output)")
-        #expect(output.contains("regimes reachable: continuous, powerSave, standby"), "\(output)")
     }
 
     @Test func sleepOnAReceiverThatIgnoresItSaysWhatPowerControlSaw() throws {
-        let (gpsd, receiver) = try PrivateGPSD.startReading(
-            { try Self.receiver(seconds: 120) }, terminal: \.terminal, discard: { $0.stop() })
-        let terminal = try #require(receiver.terminal)
-        defer {
-            receiver.stop()
-            gpsd.stop()
+        try Self.withReceiverUnderGPSD(seconds: 120) { gpsd, receiver, device in
+            receiver.faults = EmulatedReceiver.Faults(ignoresCommands: true)
+            receiver.start()
+            let (code, _, error) = run([
+                "receiver", "sleep", "--gpsd", "localhost:" + String(gpsd.port), "--device", device, "--model", "ublox8",
+                "--timeout", "40",
+            ])
+            #expect(code == 69, "\(error)")
+            // Power control gave up after its own deadline: the last line says that, not "within 40 s".
+            let last = error.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(last.contains("did not go quiet: it kept running") && last.contains("after the standby command"), "\(error)")
+            #expect(!error.contains("within 40 s"), "\(error)")
+            // This gpsd's command line is read and has no -b: -b is not blamed.
+            #expect(!error.contains("started with -b"), "\(error)")
         }
-        receiver.faults = EmulatedReceiver.Faults(ignoresCommands: true)
-        receiver.start()
-        let (code, _, error) = run([
-            "receiver", "sleep", "--gpsd", "localhost:" + String(gpsd.port), "--device", terminal.devicePath, "--model", "ublox8",
-            "--timeout", "40",
-        ])
-        #expect(code == 69, "\(error)")
-        // Power control gave up after its own deadline: the last line says that, not "within 40 s".
-        let last = error.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(last.contains("did not go quiet: it kept running") && last.contains("after the standby command"), "\(error)")
-        #expect(!error.contains("within 40 s"), "\(error)")
-        // This gpsd's command line is read and has no -b: -b is not blamed.
-        #expect(!error.contains("started with -b"), "\(error)")
     }
 
     @Test func noGPSDIsUnavailable() throws {

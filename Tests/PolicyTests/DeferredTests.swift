@@ -103,10 +103,18 @@ import Testing
         #expect(harness.allActions.deferredFinishes.count == 2)  // one per request
     }
 
-    @Test func flushDeliversWhatIsHeldAndTheDeferralGoesOn() {
-        var harness = Harness()
-        harness.send(.startUpdates(UpdatesConfiguration()), at: 0)
+    /// A harness whose updates (`updates`) started at 0 s and were deferred then, with no distance and no timeout.
+    static func deferring(
+        _ updates: UpdatesConfiguration = UpdatesConfiguration(), configuration: PolicyConfiguration = PolicyConfiguration()
+    ) -> Harness {
+        var harness = Harness(configuration: configuration)
+        harness.send(.startUpdates(updates), at: 0)
         harness.send(.allowDeferredUpdates(untilTraveled: nil, timeout: nil), at: 0)
+        return harness
+    }
+
+    @Test func flushDeliversWhatIsHeldAndTheDeferralGoesOn() {
+        var harness = Self.deferring()
         harness.moving(from: 1, to: 4, speed: 1)
         let flushed = harness.send(.flush, at: 5)
         #expect(flushed.batches.map(\.count) == [4])
@@ -118,9 +126,7 @@ import Testing
     @Test func aFullBufferFlushesEarly() {
         var configuration = PolicyConfiguration()
         configuration.deferredBufferCapacity = 5
-        var harness = Harness(configuration: configuration)
-        harness.send(.startUpdates(UpdatesConfiguration()), at: 0)
-        harness.send(.allowDeferredUpdates(untilTraveled: nil, timeout: nil), at: 0)
+        var harness = Self.deferring(configuration: configuration)
         let actions = harness.moving(from: 1, to: 12, speed: 1)
         #expect(actions.batches.map(\.count) == [5, 5])
         #expect(actions.deferredFinishes.isEmpty)
@@ -141,9 +147,7 @@ import Testing
 
     /// On shutdown nothing held is lost.
     @Test func shutdownDeliversEverythingHeld() {
-        var harness = Harness()
-        harness.send(.startUpdates(UpdatesConfiguration()), at: 0)
-        harness.send(.allowDeferredUpdates(untilTraveled: nil, timeout: nil), at: 0)
+        var harness = Self.deferring()
         harness.moving(from: 1, to: 7, speed: 1)
         let actions = harness.send(.shutdown, at: 8)
         #expect(actions.delivered.count == 7)
@@ -154,18 +158,14 @@ import Testing
 
     /// A reconfiguration that deferral does not allow ends it with the matching error.
     @Test func reconfiguringToACoarseLevelEndsTheDeferral() {
-        var harness = Harness()
-        harness.send(.startUpdates(UpdatesConfiguration()), at: 0)
-        harness.send(.allowDeferredUpdates(untilTraveled: nil, timeout: nil), at: 0)
+        var harness = Self.deferring()
         let actions = harness.send(.startUpdates(UpdatesConfiguration(desiredAccuracy: .kilometer)), at: 1)
         #expect(actions.deferredFinishes == [.accuracyTooLow])
     }
 
     /// A pause does not sit on held fixes.
     @Test func pauseFlushesTheBatch() {
-        var harness = Harness()
-        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
-        harness.send(.allowDeferredUpdates(untilTraveled: nil, timeout: nil), at: 0)
+        var harness = Self.deferring(UpdatesConfiguration(activityType: .fitness))
         let actions = harness.stationary(from: 0, to: 120)
         #expect(actions.eventNames == ["paused"])
         #expect(actions.batches.map(\.count) == [121])

@@ -191,8 +191,7 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
 
     /// A capture (here an imported one) plays its rx bytes into gpsd: the fixes come out as from the raw log.
     @Test func demoPlaysTheReceiverBytesOfACapture() throws {
-        let folder = NSTemporaryDirectory() + "lodestar-demo-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("demo")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let capture = folder + "/moving.capture"
         #expect(run(["import", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "-o", capture]).0 == 0)
@@ -209,8 +208,7 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
 
     /// A capture with only gpsd lines cannot be played into gpsd: 65, saying why and what would play.
     @Test func demoRefusesACaptureWithoutReceiverBytes() throws {
-        let folder = NSTemporaryDirectory() + "lodestar-demo-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("demo")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let capture = folder + "/moving.capture"
         #expect(run(["import", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"), "-o", capture]).0 == 0)

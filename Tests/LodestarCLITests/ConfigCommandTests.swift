@@ -21,8 +21,7 @@ private final class ConfigFolder {
     }
 }
 
-private let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
+private let example = repositoryRoot.appendingPathComponent("examples/lodestar.json").path
 
 /// A JSON object's values by dotted key path.
 private struct Document {

@@ -8,11 +8,9 @@ import Testing
 
 /// What the commands and the docs say agrees with what the program does.
 @Suite struct DiagnosticsTextTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     static func document(_ path: String) throws -> String {
-        try String(contentsOf: repository.appendingPathComponent(path), encoding: .utf8)
+        try String(contentsOf: repositoryRoot.appendingPathComponent(path), encoding: .utf8)
     }
 
     @Test func identifyNamesTheModelItUsesWhenNoneIsBuiltIn() {

@@ -208,8 +208,7 @@ private func externalReferences(_ html: String) -> [String] {
         let chromium = try #require(
             Self.chromium,
             "Chromium is not installed: run scripts/setup (it installs Debian's chromium), or set LODESTAR_CHROMIUM")
-        let folder = NSTemporaryDirectory() + "lodestar-report-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("report")
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         // The report as a user makes it.

@@ -19,8 +19,7 @@ import Testing
     @Test func interruptEndsWatchCleanlyAfterPrintingFixesAsTheyArrive() throws {
         let binary = try #require(Self.executable, "build the lodestar executable first (swift build --build-tests)")
         let bed = try GPSDTestBed.readOnly()
-        let folder = NSTemporaryDirectory() + "lodestar-exe-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("exe")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let watch = try ChildProcess(
             executable: binary, arguments: ["watch", "--gpsd", "localhost:" + bed.port, "--format", "jsonl"],

@@ -172,8 +172,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
     /// its help documents. (Not reached here: gpsd going away mid-run, demo's damaged bundled capture,
     /// a missing gpsdecode.)
     @Test func returnedExitStatusesAreDocumented() throws {
-        let folder = NSTemporaryDirectory() + "lodestar-help-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("help")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let empty = folder + "/empty.nmea"
         let existing = folder + "/existing.capture"
@@ -184,8 +183,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         try FileManager.default.createDirectory(atPath: folder + "/damaged", withIntermediateDirectories: true)
         try Data("{".utf8).write(to: URL(fileURLWithPath: folder + "/damaged/status.json"))
         let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
-        let examplesConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
+        let examplesConfig = repositoryRoot.appendingPathComponent("examples/lodestar.json").path
         let closedPort = String(try freeLoopbackPort())
 
         var cases: [(arguments: [String], code: Int32, failingOutput: Bool)] = [
@@ -252,8 +250,7 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
     /// and exits 74: the help of every command, --version, and each command's own output.
     @Test func aFailedWriteIsSaidOnStandardError() throws {
         let capture = Fixtures.path("gpsd-mtk-mt3339.nmea")
-        let examplesConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("examples/lodestar.json").path
+        let examplesConfig = repositoryRoot.appendingPathComponent("examples/lodestar.json").path
         let cases: [[String]] = commandPaths.map { $0 + ["--help"] } + [
             ["--version"], ["profiles", "show", "car"], ["profiles", "list"], ["profiles", "schema"],
             ["profiles", "validate", "car"], ["config", "show", "--config", examplesConfig],
@@ -271,17 +268,20 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         }
     }
 
+    /// The Markdown files of docs/, as paths from the repository's root (`docs/cli.md`).
+    static func guides() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+    }
+
     /// Every `lodestar …` command line shown in README.md, hardware.md and docs/ (in code blocks and in
     /// backticks) parses: its subcommand exists and each option it names is one the command takes (asked with
     /// --help appended, which answers once the words parse, before anything runs).
     @Test func everyDocumentedCommandLineParses() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
-            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        let docs = try Self.guides()
         var checked = 0
         for file in ["README.md", "hardware.md"] + docs {
-            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            let text = try String(contentsOf: repositoryRoot.appendingPathComponent(file), encoding: .utf8)
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 for example in Self.commandLines(in: String(line)) {
                     let (code, output, error) = run(example + ["--help"])
@@ -342,13 +342,10 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
 
     /// The help texts README.md and docs/ show (docs/cli.md has watch's and replay's) are the generated ones.
     @Test func theDocsShowTheGeneratedHelp() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
-            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        let docs = try Self.guides()
         var checked = 0
         for file in ["README.md"] + docs {
-            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            let text = try String(contentsOf: repositoryRoot.appendingPathComponent(file), encoding: .utf8)
             let blocks = text.components(separatedBy: "```\n").filter { $0.hasPrefix("USAGE: lodestar") }
             for block in blocks {
                 let path = commandPaths.filter { block.hasPrefix("USAGE: " + (["lodestar"] + $0).joined(separator: " ")) }

@@ -63,8 +63,7 @@ import Testing
             #expect(try Self.streamed(raw: raw, decoded: decoded, name: capture, size: size) == reference, "\(size)")
         }
         // The command, through gpsdecode's pipe, writes the same file.
-        let folder = NSTemporaryDirectory() + "lodestar-import-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("import")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let error = MemorySink()
         let context = CommandContext(standardOutput: MemorySink(), standardError: error, shouldStop: { false })

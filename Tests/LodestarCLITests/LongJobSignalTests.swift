@@ -21,8 +21,7 @@ import Testing
     @Test(arguments: [(SIGTERM, Int32(143), "SIGTERM"), (SIGINT, Int32(130), "SIGINT")])
     func aSignalHalfASecondIntoAnEvaluationEndsItWithinASecond(signal: Int32, code: Int32, name: String) throws {
         let binary = try #require(ExecutableTests.executable)
-        let folder = NSTemporaryDirectory() + "lodestar-signal-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("signal")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let capture = try Self.longCapture(in: folder)
         let process = try ChildProcess(
@@ -46,8 +45,7 @@ import Testing
 
     @Test func aSignalEndsAPacedSimulationAtOnce() throws {
         let binary = try #require(ExecutableTests.executable)
-        let folder = NSTemporaryDirectory() + "lodestar-signal-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("signal")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // --speed is honoured with --profile: at 10x a 31-minute drive takes minutes, so it is running.
         let process = try ChildProcess(

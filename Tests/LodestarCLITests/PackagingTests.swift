@@ -18,7 +18,7 @@ import Testing
         let installedUnit = "/usr/local/lib/systemd/system/lodestar.service"
         let result = try Namespace.run(
             mounting: stage.destdir + "/usr/local", over: "/usr/local",
-            "systemd-analyze", ["verify", installedUnit, repositoryRoot + "/systemd/lodestar.service"])
+            "systemd-analyze", ["verify", installedUnit, repositoryRoot.path + "/systemd/lodestar.service"])
         #expect(result.status == 0, "systemd-analyze verify: \(result.errors)")
         // verify exits 0 on unknown keys and bad values too, and only says so on stderr.
         #expect(result.errors.isEmpty, "systemd-analyze verify printed: \(result.errors)")
@@ -119,13 +119,10 @@ import Testing
     }
 }
 
-private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
-
 /// The fenced block under hardware.md's "Files installed" heading: one path a line (a directory ends in `/`),
 /// anything after the path a comment.
 private func filesListedInHardwareGuide() throws -> [String] {
-    let text = try String(contentsOfFile: repositoryRoot + "/hardware.md", encoding: .utf8)
+    let text = try String(contentsOfFile: repositoryRoot.path + "/hardware.md", encoding: .utf8)
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     guard let heading = lines.firstIndex(where: { $0.hasPrefix("#") && $0.contains("Files installed") }),
         let open = lines[heading...].firstIndex(where: { $0.hasPrefix("```") }),
@@ -204,9 +201,9 @@ final class Stage {
         }
         try files.createDirectory(atPath: destdir, withIntermediateDirectories: true)
         for item in ["scripts/install", "scripts/uninstall", "systemd", "udev"] {
-            try files.copyItem(atPath: repositoryRoot + "/" + item, toPath: repository + "/" + item)
+            try files.copyItem(atPath: repositoryRoot.path + "/" + item, toPath: repository + "/" + item)
         }
-        let example = repositoryRoot + "/examples/lodestar.json"
+        let example = repositoryRoot.path + "/examples/lodestar.json"
         if files.fileExists(atPath: example) {
             try files.copyItem(atPath: example, toPath: repository + "/examples/lodestar.json")
         } else {

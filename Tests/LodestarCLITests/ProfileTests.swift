@@ -24,9 +24,6 @@ private func parse(_ text: String) throws -> Profile {
     try Profile.parse(text, file: "test.json", defaultName: "test")
 }
 
-private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
 @Suite struct BuiltInProfileTests {
     @Test func theSixBuiltInsExist() {
         #expect(ProfileStore.builtInNames == ["car", "bike", "walk", "boat", "asset", "always-on"])

@@ -24,8 +24,7 @@ import Testing
     }
 
     static func withFolder(_ body: (String) throws -> Void) throws {
-        let folder = NSTemporaryDirectory() + "lodestar-hardening-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("hardening")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try body(folder)
     }

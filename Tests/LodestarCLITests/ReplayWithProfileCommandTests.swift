@@ -38,8 +38,7 @@ import Testing
     }
 
     @Test func aMalformedProfileExits78NamingTheKeyPath() throws {
-        let folder = NSTemporaryDirectory() + "lodestar-profile-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("profile")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/bad.json"
         try #"{"name":"bad","policy":{"stationary":{"automotiveNavigation":{"window":"long"}}}}"#.write(

@@ -52,8 +52,7 @@ import Glibc
     }
 
     static func withFolder(_ body: (String) throws -> Void) throws {
-        let folder = NSTemporaryDirectory() + "lodestar-property-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("property")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try body(folder)
     }

@@ -168,8 +168,7 @@ import Testing
         let seed = UInt64(environment["LODESTAR_FUZZ_SEED"] ?? "") ?? 20_261_201
         let cases = Int(environment["LODESTAR_FUZZ_CASES"] ?? "") ?? 24
         var generator = SplitMix64(seed: seed)
-        let folder = NSTemporaryDirectory() + "lodestar-fuzz-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("fuzz")
         var failed = false
         defer { if !failed { try? FileManager.default.removeItem(atPath: folder) } }
 

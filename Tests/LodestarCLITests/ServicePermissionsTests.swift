@@ -9,8 +9,6 @@ import Testing
 /// member of group `lodestar`, and a user outside it. Root only: users are made with useradd inside a mount
 /// namespace whose /etc is a copy, so the machine's own users and files are never touched.
 @Suite(.serialized) struct ServicePermissionsTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     static var canRun: Bool {
         getuid() == 0 && ["/usr/bin/unshare", "/usr/sbin/runuser", "/usr/sbin/useradd"].allSatisfy {
@@ -128,17 +126,17 @@ import Testing
     }
 
     @Test(.enabled(if: canRun)) func theInstallerTheUnitAndTheDocsAgree() throws {
-        let unit = try String(contentsOf: Self.repository.appendingPathComponent("systemd/lodestar.service"), encoding: .utf8)
+        let unit = try String(contentsOf: repositoryRoot.appendingPathComponent("systemd/lodestar.service"), encoding: .utf8)
         for line in ["User=lodestar", "Group=lodestar", "UMask=0027", "StateDirectoryMode=0750", "RuntimeDirectoryMode=0750"] {
             #expect(unit.split(separator: "\n").contains(Substring(line)), "the unit lacks \(line)")
         }
-        let hardware = try String(contentsOf: Self.repository.appendingPathComponent("hardware.md"), encoding: .utf8)
+        let hardware = try String(contentsOf: repositoryRoot.appendingPathComponent("hardware.md"), encoding: .utf8)
         #expect(hardware.contains("sudo usermod -aG lodestar $USER"))
         #expect(hardware.contains("`0640`, owner root, group `lodestar`"))
 
         // scripts/install on the live system, with /usr/local and /etc the namespace's own.
         let sandbox = try Sandbox()
-        let install = Self.repository.appendingPathComponent("scripts/install").path
+        let install = repositoryRoot.appendingPathComponent("scripts/install").path
         let result = sandbox.run(
             """
             mount -t tmpfs none /usr/local && bash \(install) --binary \(sandbox.path)/bin/lodestar >/dev/null \

@@ -32,8 +32,7 @@ import Glibc
     ]
 
     static func withFolder(_ body: (String) throws -> Void) throws {
-        let folder = NSTemporaryDirectory() + "lodestar-special-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("special")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try body(folder)
     }

@@ -15,6 +15,10 @@ func run(_ arguments: [String]) -> (code: Int32, output: String, error: String) 
     return (LodestarCommand.main(arguments: arguments, context: context), output.text, error.text)
 }
 
+/// The checkout these tests were compiled from (its README, docs/, examples/, profiles/).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
 /// gpsd's offline decoder's JSON for a raw log (`gpsdecode -j`), run here independently of the importer.
 func gpsdecode(_ path: String) throws -> [UInt8] {
     let process = Process()

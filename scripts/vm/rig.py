@@ -283,16 +283,25 @@ class Rig:
         except OSError:
             pass
 
-    def pump_gps(self):
+    def receive(self, channel):
+        """The bytes waiting on `channel`: None when there are none yet, b"" when its other end went away (it is
+        then unregistered and closed, for the caller to forget)."""
         try:
-            data = self.gps.recv(4096)
+            data = channel.recv(4096)
         except BlockingIOError:
-            return
+            return None
         except OSError:
             data = b""
+        if not data:
+            self.selector.unregister(channel)
+            channel.close()
+        return data
+
+    def pump_gps(self):
+        data = self.receive(self.gps)
+        if data is None:
+            return
         if not data:  # qemu went away
-            self.selector.unregister(self.gps)
-            self.gps.close()
             self.gps = None
             return
         self.counters["from_guest"] += len(data)
@@ -307,15 +316,10 @@ class Rig:
 
     # -- the control channel --------------------------------------------------------------------------------
     def pump_ctl(self):
-        try:
-            data = self.ctl.recv(4096)
-        except BlockingIOError:
+        data = self.receive(self.ctl)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
-            self.selector.unregister(self.ctl)
-            self.ctl.close()
             self.ctl = None
             return
         self.ctl_buffer += data

@@ -50,11 +50,11 @@ public enum CaptureImporter {
     /// What the header needs from gpsdecode's output before any line is written: the first receiver time of
     /// a TPV (the capture's `started`), and whether any report has a position (without one there is nothing
     /// to import). Fed gpsdecode's output in chunks; `isComplete` once both are known.
-    public struct Survey: Sendable {
+    public struct Survey: Sendable, DecodedLineReader {
         public private(set) var started: UTCTime?
         public private(set) var hasPosition = false
         public private(set) var reportCount = 0
-        private var lines = DecodedLines()
+        var lines = DecodedLines()
         private let renamed: [UInt8]
 
         public init(deviceName: String) {
@@ -63,20 +63,9 @@ public enum CaptureImporter {
 
         public var isComplete: Bool { started != nil && hasPosition }
 
-        public mutating func add(_ chunk: [UInt8]) {
-            // Moved out for the call, so `take` may change self (and the buffer is not copied).
-            var lines = self.lines
-            self.lines = DecodedLines()
-            lines.add(chunk) { take($0) }
-            self.lines = lines
-        }
+        public mutating func add(_ chunk: [UInt8]) { readLines(chunk) }
 
-        public mutating func end() {
-            var lines = self.lines
-            self.lines = DecodedLines()
-            lines.end { take($0) }
-            self.lines = lines
-        }
+        public mutating func end() { readLines(nil) }
 
         /// After `end`: why the log cannot be imported, if it cannot.
         public var problem: CaptureError? {
@@ -87,7 +76,7 @@ public enum CaptureImporter {
                     + "(a receiver that never got a fix, or not a receiver log)")
         }
 
-        private mutating func take(_ line: ArraySlice<UInt8>) {
+        mutating func take(_ line: ArraySlice<UInt8>) {
             guard let report = CaptureImporter.report(line, renamed: renamed) else { return }
             reportCount += 1
             if started == nil { started = report.time }
@@ -101,7 +90,7 @@ public enum CaptureImporter {
     /// The runtime feeds both sides as `next()` asks: `.needsDecoded` (more of gpsdecode's output, or
     /// `endDecoded`), `.needsEpochs` (more of the log, or `endEpochs`). Each line is handed out as soon as
     /// its place is known, so what waits is at most a chunk of each side and `mostWaitingReports` reports.
-    public struct Merge: Sendable {
+    public struct Merge: Sendable, DecodedLineReader {
         public enum Step: Sendable, Equatable {
             case line([UInt8])
             case needsDecoded
@@ -116,7 +105,7 @@ public enum CaptureImporter {
         public private(set) var lastT = 0.0
 
         private let renamed: [UInt8]
-        private var lines = DecodedLines()
+        var lines = DecodedLines()
         private var clock = ReceiverClock()
         /// Reports waiting for the next TPV's time.
         private var waiting: [TimedReport] = []
@@ -133,19 +122,10 @@ public enum CaptureImporter {
             renamed = CaptureImporter.renamedDevice(deviceName)
         }
 
-        public mutating func addDecoded(_ chunk: [UInt8]) {
-            // Moved out for the call, so `take` may change self (and the buffer is not copied).
-            var lines = self.lines
-            self.lines = DecodedLines()
-            lines.add(chunk) { take($0) }
-            self.lines = lines
-        }
+        public mutating func addDecoded(_ chunk: [UInt8]) { readLines(chunk) }
 
         public mutating func endDecoded() {
-            var lines = self.lines
-            self.lines = DecodedLines()
-            lines.end { take($0) }
-            self.lines = lines
+            readLines(nil)
             release()
             decodedEnded = true
         }
@@ -195,7 +175,7 @@ public enum CaptureImporter {
 
         /// gpsdecode's lines, each timed by the receiver: a TPV by its own time, any other report by the
         /// next TPV's (gpsd sends an epoch's SKY before the TPV that ends it).
-        private mutating func take(_ line: ArraySlice<UInt8>) {
+        mutating func take(_ line: ArraySlice<UInt8>) {
             guard let report = CaptureImporter.report(line, renamed: renamed) else { return }
             if report.isTPV, let time = report.time {
                 let t = clock.advance(to: Double(time.seconds) + Double(time.nanoseconds) / 1e9)
@@ -253,6 +233,13 @@ public enum CaptureImporter {
         var renamed: [UInt8] = Array(#""device":"#.utf8)
         JSONWriter.appendQuoted(deviceName, to: &renamed)
         return renamed
+    }
+
+    /// What reads gpsdecode's output line by line (`Survey`, `Merge`): its lines so far, and what it does with
+    /// each whole one.
+    protocol DecodedLineReader {
+        var lines: DecodedLines { get set }
+        mutating func take(_ line: ArraySlice<UInt8>)
     }
 
     /// gpsdecode's output cut into lines across chunks. A line longer than `largestLine` (gpsd's reports
@@ -352,5 +339,17 @@ public enum CaptureImporter {
             index += 1
         }
         return nil
+    }
+}
+
+extension CaptureImporter.DecodedLineReader {
+    /// Hands each whole line of `chunk` to `take`; nil, at the end of the output, hands over the last line
+    /// if it had no newline.
+    mutating func readLines(_ chunk: [UInt8]?) {
+        // Moved out for the call, so `take` may change self (and the buffer is not copied).
+        var lines = self.lines
+        self.lines = CaptureImporter.DecodedLines()
+        if let chunk { lines.add(chunk) { take($0) } } else { lines.end { take($0) } }
+        self.lines = lines
     }
 }

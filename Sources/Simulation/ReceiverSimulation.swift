@@ -13,8 +13,12 @@ public struct SimulationSetup: Sendable {
     public var policy: PolicyConfiguration
     public var receiver: ReceiverModel
 
-    public struct Deferral: Sendable, Equatable {
+    /// `allowDeferredUpdates(untilTraveled:timeout:)`'s arguments (a profile's `deferred`); nil is Core
+    /// Location's "unlimited".
+    public struct Deferral: Sendable, Hashable {
+        /// Metres travelled before the batch is delivered.
         public var untilTraveled: Double?
+        /// Seconds before the batch is delivered.
         public var timeout: Double?
 
         public init(untilTraveled: Double?, timeout: Double?) {

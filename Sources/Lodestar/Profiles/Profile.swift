@@ -48,18 +48,9 @@ public struct Profile: Sendable, Hashable {
         self.exitRegime = exitRegime
     }
 
-    /// `allowDeferredUpdates(untilTraveled:timeout:)`'s arguments; nil is Core Location's "unlimited".
-    public struct DeferredUpdates: Sendable, Hashable {
-        /// Metres travelled before the batch is delivered.
-        public var untilTraveled: Double?
-        /// Seconds before the batch is delivered.
-        public var timeout: Double?
-
-        public init(untilTraveled: Double?, timeout: Double?) {
-            self.untilTraveled = untilTraveled
-            self.timeout = timeout
-        }
-    }
+    /// `allowDeferredUpdates(untilTraveled:timeout:)`'s arguments: the same value a simulated replay of the
+    /// profile asks for (`simulationSetup`).
+    public typealias DeferredUpdates = SimulationSetup.Deferral
 
     /// What the runtime sends the policy when the profile starts, in this order: updates, then deferral
     /// (which needs updates running), then significant change.
@@ -91,7 +82,7 @@ public struct Profile: Sendable, Hashable {
     public var simulationSetup: SimulationSetup {
         SimulationSetup(
             updates: updatesEnabled ? updates : nil,
-            deferral: deferred.map { SimulationSetup.Deferral(untilTraveled: $0.untilTraveled, timeout: $0.timeout) },
+            deferral: deferred,
             significantChange: significantChange, policy: effectivePolicy, receiver: receiver)
     }
 }

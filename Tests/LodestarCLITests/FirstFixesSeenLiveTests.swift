@@ -20,8 +20,7 @@ import Testing
         let insertedLines: [Int]
 
         init(extra: [(Double) -> [String]]) throws {
-            folder = NSTemporaryDirectory() + "lodestar-seen-live-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            folder = try temporaryFolder("seen-live")
             let bytes = try RawLogImport.capture(
                 path: Fixtures.path(FirstFixesSeenLiveTests.fixture),
                 raw: try Fixtures.bytes(FirstFixesSeenLiveTests.fixture))

@@ -8,8 +8,7 @@ import Testing
 private final class RuntimeDirectory {
     let path: String
     init() throws {
-        path = NSTemporaryDirectory() + "lodestar-status-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        path = try temporaryFolder("status")
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 

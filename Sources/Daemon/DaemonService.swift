@@ -56,6 +56,9 @@ public final class DaemonService {
         public var takeReload: () -> DaemonReload?
         /// Every update, after the service handled it (the demo counts and compares).
         public var observe: (LocationUpdate) -> Void = { _ in }
+        /// The run of a setup, given the last location to restore: a `LocationManager` against gpsd
+        /// (`ManagedRun`) unless a test scripts one.
+        public var makeRun: (DaemonSetup, Location?) -> any DaemonRun = { ManagedRun(setup: $0, restoring: $1) }
 
         public init(
             logger: Logger, makeOutputs: @escaping (DaemonConfiguration) -> [any TrackOutput],
@@ -78,9 +81,12 @@ public final class DaemonService {
     /// What is wrong now, oldest first, by what it is about: status shows the newest as its last error, and
     /// each goes when its condition does (a reload that succeeds, an output written again, a fix).
     private var problems: [(key: String, message: String, at: UTCTime)] = []
-    private var run: ManagedRun?
-    private let started = monotonicSeconds()
-    private let startedAt = UTCTime.now()
+    private var run: (any DaemonRun)?
+    /// When the running run was told to shut down (a stop or a reload), on the monotonic clock.
+    private var runShutDownAt: Double?
+    private let clock: any DaemonClock
+    private let started: Double
+    private let startedAt: UTCTime
     private var status: DaemonStatus
     /// What the state file held at start; `state` is it plus this run.
     private var savedState = PersistedState()
@@ -93,10 +99,17 @@ public final class DaemonService {
     private var nextSave = 0.0
     private var nextWatchdog = 0.0
 
-    /// `environment` is where systemd's NOTIFY_SOCKET and WATCHDOG_USEC are read (the process's by default).
-    public init(setup: DaemonSetup, hooks: Hooks, environment: [String: String] = SystemdNotifier.processEnvironment()) {
+    /// `environment` is where systemd's NOTIFY_SOCKET and WATCHDOG_USEC are read (the process's by default);
+    /// `clock` is the service's time (the system's, but for tests).
+    public init(
+        setup: DaemonSetup, hooks: Hooks, environment: [String: String] = SystemdNotifier.processEnvironment(),
+        clock: any DaemonClock = SystemDaemonClock()
+    ) {
         self.setup = setup
         self.hooks = hooks
+        self.clock = clock
+        started = clock.monotonicSeconds
+        startedAt = clock.now
         notifier = SystemdNotifier(environment: environment)
         status = DaemonStatus(
             pid: getpid(), started: startedAt, updated: startedAt, profile: setup.profile.name,
@@ -134,7 +147,7 @@ public final class DaemonService {
     }
 
     /// Seconds since the service started, on the monotonic clock.
-    private var t: Double { monotonicSeconds() - started }
+    private var t: Double { clock.monotonicSeconds - started }
     /// Seconds since the service started on the runtime's clock (the receiver's, in the demo).
     private var receiverSeconds: Double { t * setup.clockRate }
 
@@ -147,7 +160,9 @@ public final class DaemonService {
     private func makeForwarder(_ setup: DaemonSetup) -> StoreForwarder? {
         let started = self.started
         let rate = setup.clockRate
-        let clock = ForwardingClock(anchor: startedAt, rate: rate, seconds: { (monotonicSeconds() - started) * rate })
+        let serviceClock = self.clock
+        let clock = ForwardingClock(
+            anchor: startedAt, rate: rate, seconds: { (serviceClock.monotonicSeconds - started) * rate })
         let forwarder = StoreForwarder(
             configuration: setup.configuration, clock: clock, newestDelivered: state.lastLocation?.timestamp,
             logger: hooks.logger)
@@ -162,7 +177,7 @@ public final class DaemonService {
     public func runUntilStopped() -> DaemonOutcome {
         if let problem = Self.prepareDirectories(setup.configuration) { return .cannotCreate(problem) }
         let stateFile = PersistedStateFile(stateDirectory: setup.configuration.stateDirectory)
-        let loaded = stateFile.load()
+        let loaded = stateFile.load(now: clock.now)
         if let message = loaded.message { log.warning(message) }
         savedState = loaded.state
         state = savedState
@@ -182,9 +197,9 @@ public final class DaemonService {
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
                 + ", power control \(Self.mechanismName(setup)); outputs: "
                 + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", ")))
-        run = ManagedRun(setup: setup, restoring: state.lastLocation)
+        run = hooks.makeRun(setup, state.lastLocation)
         publish()
-        notify(notifier.ready(status: status.systemdStatusLine(now: UTCTime.now())))
+        notify(notifier.ready(status: status.systemdStatusLine(now: clock.now)))
         var nextTick = 0.0
         while let current = run {
             current.waitForUpdates(seconds: 0.2)
@@ -195,21 +210,22 @@ public final class DaemonService {
                 run = nil
                 break
             }
-            if hooks.shouldStop(), !current.isShuttingDown {
-                stopSeen = monotonicSeconds()
+            if hooks.shouldStop(), runShutDownAt == nil {
+                stopSeen = clock.monotonicSeconds
                 log.notice("stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
                 notify(notifier.stopping())
+                runShutDownAt = clock.monotonicSeconds
                 current.shutDown()
             }
             // With the 0.2 s turn before the stop is seen and the outputs' close after, this keeps the exit
             // within systemd's and the contract's 2 s.
-            if current.isShuttingDown, current.shutDownFor > Self.managerStopLimit {
+            if let asked = runShutDownAt, clock.monotonicSeconds - asked > Self.managerStopLimit {
                 log.warning("the manager did not finish within \(Self.managerStopLimit) s of the stop; leaving anyway")
                 finishCapture(of: current)
                 run = nil
                 break
             }
-            if !current.isShuttingDown, let reload = hooks.takeReload() { apply(reload) }
+            if runShutDownAt == nil, let reload = hooks.takeReload() { apply(reload) }
             if t >= nextTick {
                 nextTick = t + 1
                 tickOutputs()
@@ -226,7 +242,7 @@ public final class DaemonService {
         forwarder = nil
         save()
         if let stopSeen {
-            let seconds = ((monotonicSeconds() - stopSeen) * 100).rounded() / 100
+            let seconds = ((clock.monotonicSeconds - stopSeen) * 100).rounded() / 100
             log.notice("stopped \(seconds) s after the stop was seen")
         }
         return .stopped
@@ -258,7 +274,7 @@ public final class DaemonService {
     private func publish() {
         let charge = chargeBeforeReload.charge + ledger.charge(at: receiverSeconds)
         let alwaysOn = chargeBeforeReload.alwaysOn + ledger.alwaysOn(at: receiverSeconds)
-        status.updated = UTCTime.now()
+        status.updated = clock.now
         status.uploads = forwarder?.uploads ?? []
         status.storeDropped = forwarder?.dropped ?? 0
         status.storeLost = forwarder?.lost ?? 0
@@ -320,11 +336,13 @@ public final class DaemonService {
             hooks.logger.logLevel = new.configuration.logLevel
             // The config now running is valid: a refusal of an earlier one is no longer true.
             clear("reload")
-            notify(notifier.reloading())
+            notify(notifier.reloading(monotonicSeconds: clock.monotonicSeconds))
             let old = run
+            let asked = clock.monotonicSeconds
+            runShutDownAt = asked
             old?.shutDown()
             // The old manager puts the receiver in its exit regime; the new one wakes it as any start does.
-            while let old, !old.isFinished, old.shutDownFor < Self.managerStopLimit {
+            while let old, !old.isFinished, clock.monotonicSeconds - asked < Self.managerStopLimit {
                 old.waitForUpdates(seconds: 0.1)
                 for update in old.take().updates { handle(update) }
             }
@@ -362,16 +380,17 @@ public final class DaemonService {
             status.profile = new.profile.name
             status.mechanism = Self.mechanismName(new)
             status.updateInterval = new.configuration.status.updateInterval
-            run = ManagedRun(setup: new, restoring: state.lastLocation)
+            run = hooks.makeRun(new, state.lastLocation)
+            runShutDownAt = nil
             publish()
-            notify(notifier.ready(status: status.systemdStatusLine(now: UTCTime.now())))
+            notify(notifier.ready(status: status.systemdStatusLine(now: clock.now)))
         }
     }
 
     // MARK: Updates
 
     private func handle(_ update: LocationUpdate) {
-        let now = UTCTime.now()
+        let now = clock.now
         forwarder?.record(update)
         switch update {
         case .locations(let locations):
@@ -390,7 +409,7 @@ public final class DaemonService {
         case .regime(var regime, var reason):
             // Stopping, the policy lets go of the receiver ("off: shutting down"), but what the receiver is
             // left in is the exit regime the stop already named: status, state and the log say that.
-            if run?.isShuttingDown == true {
+            if runShutDownAt != nil {
                 regime = setup.profile.effectiveExitRegime
                 reason = "\(reason): left in the exit regime"
             }
@@ -428,7 +447,7 @@ public final class DaemonService {
         hooks.observe(update)
     }
 
-    private func finishCapture(of run: ManagedRun) {
+    private func finishCapture(of run: any DaemonRun) {
         if let problem = run.finishCapture() {
             log.error(problem)
             note(error: problem, about: "capture")
@@ -442,7 +461,7 @@ public final class DaemonService {
             // the checkpoint): it keeps its place and the time it began, so it does not hide a newer problem.
             problems[index].message = error
         } else {
-            problems.append((key, error, UTCTime.now()))
+            problems.append((key, error, clock.now))
         }
         showNewestProblem()
     }
@@ -467,7 +486,7 @@ public final class DaemonService {
 
     private func tickOutputs() {
         forwarder?.tick()
-        let now = UTCTime.now()
+        let now = clock.now
         let t = self.t
         for output in outputs { report(output.tick(now: now, t: t), of: output) }
     }
@@ -516,16 +535,33 @@ public enum DaemonReload: Sendable {
     case rejected([String])
 }
 
-/// One `LocationManager` running a setup's profile, and the updates it gave that the service has not taken.
-final class ManagedRun {
+/// What the service drives: one run of a setup, whose updates it takes on its own thread.
+public protocol DaemonRun: AnyObject {
+    /// Returns when an update or the end is waiting, or after `seconds`.
+    func waitForUpdates(seconds: Double)
+    /// The updates since the last take, and whether the run has ended.
+    func take() -> (updates: [LocationUpdate], finished: Bool)
+    /// Ended, with every update taken.
+    var isFinished: Bool { get }
+    /// Puts the receiver in the exit regime and ends the run; updates go on until it has.
+    func shutDown()
+    /// The failure that ended the run's capture, once; the run goes on without it.
+    func newCaptureFailure() -> String?
+    /// Closes the capture once the run has ended; what went wrong with it, if anything.
+    func finishCapture() -> String?
+}
+
+/// One `LocationManager` running a setup's profile against gpsd, and the updates it gave that the service has
+/// not taken.
+public final class ManagedRun: DaemonRun {
     let manager: LocationManager
     private let inbox = UpdateInbox()
-    private var shutDownAt: Double?
+    private var shutDownAsked = false
 
     /// The capture of the run, when the config asks for one.
     let recorder: CaptureRecorder?
 
-    init(setup: DaemonSetup, restoring location: Location?) {
+    public init(setup: DaemonSetup, restoring location: Location?) {
         let configuration = setup.configuration
         let gpsd = configuration.gpsd
         if let capture = configuration.outputs.capture {
@@ -567,33 +603,29 @@ final class ManagedRun {
         if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
     }
 
-    var isShuttingDown: Bool { shutDownAt != nil }
-    var shutDownFor: Double { shutDownAt.map { monotonicSeconds() - $0 } ?? 0 }
-    var isFinished: Bool { inbox.isFinished }
+    public var isFinished: Bool { inbox.isFinished }
 
-    func shutDown() {
-        guard shutDownAt == nil else { return }
-        shutDownAt = monotonicSeconds()
+    public func shutDown() {
+        guard !shutDownAsked else { return }
+        shutDownAsked = true
         manager.shutdown()
     }
 
-    func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
+    public func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
 
-    /// Closes the capture once the manager finished; what went wrong with it, if anything.
-    func finishCapture() -> String? {
+    public func finishCapture() -> String? {
         guard let recorder, let failure = recorder.finish(), !reportedCaptureFailure else { return nil }
         return "capture \(recorder.options.path): \(failure)"
     }
 
     private var reportedCaptureFailure = false
 
-    /// The failure that ended the capture, the first time it is asked for: the run goes on without it.
-    func newCaptureFailure() -> String? {
+    public func newCaptureFailure() -> String? {
         guard !reportedCaptureFailure, let recorder, let failure = recorder.failure else { return nil }
         reportedCaptureFailure = true
         return "capture \(recorder.options.path): \(failure); the run goes on without a capture"
     }
-    func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
+    public func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
 }
 
 /// Updates handed from the manager's sequence to the service's thread, which sleeps until one comes.

@@ -107,7 +107,11 @@ public struct SystemdNotifier: Sendable {
             sent = try withUnixSocketAddress(socketAddress) { address, length in
                 bytes.withUnsafeBytes { buffer in
                     retryingOnInterrupt {
-                        sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), address, length)
+                        // Never blocks: a manager that stopped reading its socket must not hold up the track
+                        // (a full queue is EAGAIN, logged once like any failed notification).
+                        sendto(
+                            descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT),
+                            address, length)
                     }
                 }
             }

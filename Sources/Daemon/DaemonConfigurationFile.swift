@@ -22,14 +22,7 @@ public struct DaemonConfigurationProblem: Error, Sendable, Hashable, CustomStrin
     /// The flag that gave the value (`--set`, `--gpsd`); nil when it came from the file.
     public var source: String?
     /// Lines that belong to this problem: the problems of the profile `profile` names.
-    public var details: [String]
-
-    public init(keyPath: String, message: String, source: String? = nil, details: [String] = []) {
-        self.keyPath = keyPath
-        self.message = message
-        self.source = source
-        self.details = details
-    }
+    public var details: [String] = []
 
     /// `key.path: message`.
     public var description: String { keyPath.isEmpty ? message : "\(keyPath): \(message)" }

@@ -65,11 +65,11 @@ public struct DaemonStatus: Sendable, Equatable {
     /// UTC time of the last delivered location (its receiver timestamp), nil before the first.
     public var lastFix: UTCTime?
     public var lastLocation: Location?
-    public var fixesDelivered: Int
+    public var fixesDelivered: Int = 0
     /// Estimated charge drawn by the receiver since start, and what always-on would have drawn (mAh), from the
     /// profile's receiver model and only the regimes power control saw reached.
-    public var chargeMilliampHours: Double
-    public var alwaysOnMilliampHours: Double
+    public var chargeMilliampHours: Double = 0
+    public var alwaysOnMilliampHours: Double = 0
     /// The newest problem still true, and when it began.
     public var lastError: String?
     public var lastErrorAt: UTCTime?
@@ -78,7 +78,7 @@ public struct DaemonStatus: Sendable, Equatable {
     public var errors: [String] = []
     /// Seconds between writes of the status (the config's `status.updateInterval`): a status much older than
     /// this comes from a service that is hung or gone.
-    public var updateInterval: Double
+    public var updateInterval: Double = 5
     /// Each uploader's queue and last success (docs/upload.md); empty without uploads.
     public var uploads: [UploadStatus] = []
     /// The store's file, nil without a store, and the locations it dropped unsent because it was full.
@@ -88,32 +88,6 @@ public struct DaemonStatus: Sendable, Equatable {
     public var storeLost: Int = 0
     /// Each output, whether it is failing now and how many locations it could not take since the start.
     public var outputs: [OutputStatus] = []
-
-    public init(
-        pid: Int32, started: UTCTime, updated: UTCTime, profile: String, device: String? = nil,
-        receiver: String? = nil, mechanism: String, regime: ReceiverRegime, regimeReason: String,
-        lastFix: UTCTime? = nil, lastLocation: Location? = nil, fixesDelivered: Int = 0,
-        chargeMilliampHours: Double = 0, alwaysOnMilliampHours: Double = 0, lastError: String? = nil,
-        lastErrorAt: UTCTime? = nil, updateInterval: Double = 5
-    ) {
-        self.pid = pid
-        self.started = started
-        self.updated = updated
-        self.profile = profile
-        self.device = device
-        self.receiver = receiver
-        self.mechanism = mechanism
-        self.regime = regime
-        self.regimeReason = regimeReason
-        self.lastFix = lastFix
-        self.lastLocation = lastLocation
-        self.fixesDelivered = fixesDelivered
-        self.chargeMilliampHours = chargeMilliampHours
-        self.alwaysOnMilliampHours = alwaysOnMilliampHours
-        self.lastError = lastError
-        self.lastErrorAt = lastErrorAt
-        self.updateInterval = updateInterval
-    }
 }
 
 /// One output in the status: `gpx /var/lib/lodestar/track/gpx`, its failure while it lasts, and the
@@ -121,13 +95,7 @@ public struct DaemonStatus: Sendable, Equatable {
 public struct OutputStatus: Sendable, Equatable {
     public var name: String
     public var failure: String?
-    public var lost: Int
-
-    public init(name: String, failure: String? = nil, lost: Int = 0) {
-        self.name = name
-        self.failure = failure
-        self.lost = lost
-    }
+    public var lost: Int = 0
 }
 
 /// What survives a restart, in `state.json` in the state directory: restored at start as Core Location
@@ -144,17 +112,4 @@ public struct PersistedState: Sendable, Equatable {
     public var chargeMilliampHours: Double = 0
     public var alwaysOnMilliampHours: Double = 0
     public var runs: Int = 0
-
-    public init(
-        lastLocation: Location? = nil, regime: ReceiverRegime? = nil, lastNavigating: UTCTime? = nil,
-        fixesDelivered: Int = 0, chargeMilliampHours: Double = 0, alwaysOnMilliampHours: Double = 0, runs: Int = 0
-    ) {
-        self.lastLocation = lastLocation
-        self.regime = regime
-        self.lastNavigating = lastNavigating
-        self.fixesDelivered = fixesDelivered
-        self.chargeMilliampHours = chargeMilliampHours
-        self.alwaysOnMilliampHours = alwaysOnMilliampHours
-        self.runs = runs
-    }
 }

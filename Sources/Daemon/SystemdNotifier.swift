@@ -11,11 +11,6 @@ public struct NotifyFailure: Error, Sendable, Equatable, CustomStringConvertible
     public var socket: String
     public var reason: String
 
-    public init(socket: String, reason: String) {
-        self.socket = socket
-        self.reason = reason
-    }
-
     public var description: String { "notifying systemd at \(socket): \(reason)" }
 }
 

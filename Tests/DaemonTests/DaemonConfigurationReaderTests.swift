@@ -1,4 +1,4 @@
-import Daemon
+@testable import Daemon
 import Foundation
 import GPSModel
 import Lodestar

@@ -1,4 +1,4 @@
-import Daemon
+@testable import Daemon
 import GPSModel
 import Policy
 import SystemInterface

@@ -18,26 +18,11 @@ public struct UploadStatus: Sendable, Equatable {
     public var lastSuccess: UTCTime?
     public var lastError: String?
     /// Locations acknowledged and connections opened since the service started.
-    public var sent: Int
-    public var connections: Int
+    public var sent: Int = 0
+    public var connections: Int = 0
     /// The longest a location waited between being stored and being acknowledged, seconds on the service's
     /// clock, since the service started; nil before the first.
     public var worstLatency: Double?
-
-    public init(
-        name: String, destination: String, state: String, queueDepth: Int, lastSuccess: UTCTime? = nil,
-        lastError: String? = nil, sent: Int = 0, connections: Int = 0, worstLatency: Double? = nil
-    ) {
-        self.name = name
-        self.destination = destination
-        self.state = state
-        self.queueDepth = queueDepth
-        self.lastSuccess = lastSuccess
-        self.lastError = lastError
-        self.sent = sent
-        self.connections = connections
-        self.worstLatency = worstLatency
-    }
 }
 
 /// The service's clock for store and forward: seconds since the service started at its clock rate, and the

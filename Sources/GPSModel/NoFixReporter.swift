@@ -14,19 +14,6 @@ public struct NoFixStatus: Sendable, Equatable {
     public var secondsSinceData: Double?
     /// The line a person reads: `no fix for 1 min 30 s (since 2026-11-30T21:03:11Z): 9 satellites seen, 0 used`.
     public var sentence: String
-
-    public init(
-        satellitesSeen: Int?, satellitesUsed: Int?, secondsSinceLastFix: Double?, lastFixTime: UTCTime?,
-        secondsNavigating: Double, secondsSinceData: Double?, sentence: String
-    ) {
-        self.satellitesSeen = satellitesSeen
-        self.satellitesUsed = satellitesUsed
-        self.secondsSinceLastFix = secondsSinceLastFix
-        self.lastFixTime = lastFixTime
-        self.secondsNavigating = secondsNavigating
-        self.secondsSinceData = secondsSinceData
-        self.sentence = sentence
-    }
 }
 
 /// What `NoFixReporter` has to say.

@@ -58,26 +58,14 @@ public struct StoredEvent: Sendable, Equatable {
     public var kind: String
     public var detail: String
     public var at: UTCTime
-
-    public init(id: Int64, kind: String, detail: String, at: UTCTime) {
-        self.id = id
-        self.kind = kind
-        self.detail = detail
-        self.at = at
-    }
 }
 
 /// What `enforceBounds` deleted.
 public struct BoundsEnforcement: Sendable, Equatable {
     /// Locations every uploader had acknowledged (or any location, with no uploader configured).
-    public var deletedUploaded: Int
+    public var deletedUploaded: Int = 0
     /// Locations some uploader had not acknowledged yet, dropped to stay within `maxBytes`: lost to it.
-    public var droppedUnsent: Int
-
-    public init(deletedUploaded: Int = 0, droppedUnsent: Int = 0) {
-        self.deletedUploaded = deletedUploaded
-        self.droppedUnsent = droppedUnsent
-    }
+    public var droppedUnsent: Int = 0
 }
 
 /// The SQLite file of delivered locations and events, and each uploader's position in it (docs/store.md).

@@ -12,12 +12,6 @@ public final class InjectedPowerSwitch: PowerSwitch {
         public var at: Double
         /// Why the injected line refused it; nil when the change was made.
         public var failure: PowerSwitchError?
-
-        public init(powered: Bool, at: Double, failure: PowerSwitchError? = nil) {
-            self.powered = powered
-            self.at = at
-            self.failure = failure
-        }
     }
 
     private struct State {

@@ -41,11 +41,6 @@ public enum RegimeWake: Sendable, Hashable {
 public struct RegimeUnreachable: Error, Sendable, Hashable {
     public var regime: ReceiverRegime
     public var reason: String
-
-    public init(regime: ReceiverRegime, reason: String) {
-        self.regime = regime
-        self.reason = reason
-    }
 }
 
 /// The commands that put an identified receiver in a regime, from whatever regime it is in once the previous
@@ -60,12 +55,6 @@ public struct RegimePlan: Sendable, Hashable {
     /// In order.
     public var messages: [ReceiverMessage]
     public var wake: RegimeWake
-
-    public init(regime: ReceiverRegime, messages: [ReceiverMessage], wake: RegimeWake) {
-        self.regime = regime
-        self.messages = messages
-        self.wake = wake
-    }
 
     /// Each message's bytes, in order (one `?DEVICE` hexdata write each).
     public var bytes: [[UInt8]] { messages.map(\.bytes) }

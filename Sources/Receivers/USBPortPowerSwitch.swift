@@ -19,11 +19,6 @@ public final class USBPortPowerSwitch: PowerSwitch {
         /// 1-based, as sysfs and `uhubctl` number them.
         public var number: Int
 
-        public init(hub: String, number: Int) {
-            self.hub = hub
-            self.number = number
-        }
-
         public var description: String { "\(hub) port \(number)" }
     }
 

@@ -65,12 +65,6 @@ public struct ReceiverInterval: Sendable, Equatable {
     public var start: Double
     public var end: Double
     public var state: State
-
-    public init(start: Double, end: Double, state: State) {
-        self.start = start
-        self.end = end
-        self.state = state
-    }
 }
 
 extension Array where Element == ReceiverInterval {

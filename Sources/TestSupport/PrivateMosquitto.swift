@@ -13,10 +13,6 @@ public final class PrivateMosquitto: @unchecked Sendable {
     public struct Credentials: Sendable, Equatable {
         public var username: String
         public var password: String
-        public init(username: String, password: String) {
-            self.username = username
-            self.password = password
-        }
     }
 
     public struct Options: Sendable {

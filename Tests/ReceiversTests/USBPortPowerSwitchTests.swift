@@ -1,5 +1,5 @@
 import Foundation
-import Receivers
+@testable import Receivers
 import SystemInterface
 import Testing
 

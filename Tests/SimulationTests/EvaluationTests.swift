@@ -1,4 +1,4 @@
-import Simulation
+@testable import Simulation
 import Capture
 import GPSModel
 import Policy

@@ -132,12 +132,6 @@ public struct ProfileProblem: Sendable, Hashable, CustomStringConvertible {
     /// What would be accepted, nil when the problem says it all.
     public var allowed: String?
 
-    public init(keyPath: String, problem: String, allowed: String? = nil) {
-        self.keyPath = keyPath
-        self.problem = problem
-        self.allowed = allowed
-    }
-
     public var description: String {
         let head = keyPath.isEmpty ? problem : "\(keyPath): \(problem)"
         guard let allowed else { return head }

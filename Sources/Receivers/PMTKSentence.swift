@@ -95,11 +95,10 @@ public struct PMTKAcknowledgement: Sendable, Hashable {
     public var command: Int
     public var result: Result
 
-    public init(command: Int, result: Result) {
-        self.command = command
-        self.result = result
-    }
+    public func acknowledges(_ sentence: PMTKSentence) -> Bool { command == sentence.command }
+}
 
+extension PMTKAcknowledgement {
     /// Nil when `sentence` is no well-formed PMTK001.
     public init?(_ sentence: PMTKSentence) {
         guard sentence.command == 1, sentence.fields.count >= 2, let command = Int(sentence.fields[0]),
@@ -107,8 +106,6 @@ public struct PMTKAcknowledgement: Sendable, Hashable {
         else { return nil }
         self.init(command: command, result: result)
     }
-
-    public func acknowledges(_ sentence: PMTKSentence) -> Bool { command == sentence.command }
 }
 
 /// A receiver's PMTK705 answer to `PMTKCommand.queryFirmware`: release, build id and the module maker's
@@ -116,14 +113,10 @@ public struct PMTKAcknowledgement: Sendable, Hashable {
 public struct PMTKFirmware: Sendable, Hashable {
     public var release: String
     public var buildID: String
-    public var internalFields: [String]
+    public var internalFields: [String] = []
+}
 
-    public init(release: String, buildID: String, internalFields: [String] = []) {
-        self.release = release
-        self.buildID = buildID
-        self.internalFields = internalFields
-    }
-
+extension PMTKFirmware {
     public init?(_ sentence: PMTKSentence) {
         guard sentence.command == 705, sentence.fields.count >= 2 else { return nil }
         self.init(

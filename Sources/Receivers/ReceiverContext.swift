@@ -12,14 +12,9 @@ public struct ReceiverIdentity: Sendable, Hashable {
     public var subtype: String?
     /// More of it where the driver has it (u-blox: firmware, protocol version, constellations).
     public var subtype1: String?
+}
 
-    public init(path: String, driver: String, subtype: String? = nil, subtype1: String? = nil) {
-        self.path = path
-        self.driver = driver
-        self.subtype = subtype
-        self.subtype1 = subtype1
-    }
-
+extension ReceiverIdentity {
     /// From gpsd's DEVICE report; nil until gpsd has named a driver (it does once it decoded a packet).
     public init?(_ device: DeviceInfo) {
         guard let driver = device.driver, !driver.isEmpty else { return nil }

@@ -209,21 +209,17 @@ public struct UBXAcknowledgement: Sendable, Hashable {
     public var messageClass: UInt8
     public var id: UInt8
 
-    public init(accepted: Bool, messageClass: UInt8, id: UInt8) {
-        self.accepted = accepted
-        self.messageClass = messageClass
-        self.id = id
+    /// Whether this answers `command`.
+    public func acknowledges(_ command: UBXFrame) -> Bool {
+        messageClass == command.messageClass && id == command.id
     }
+}
 
+extension UBXAcknowledgement {
     /// Nil when `frame` is no ACK message.
     public init?(_ frame: UBXFrame) {
         guard frame.messageClass == 0x05, frame.id <= 0x01, frame.payload.count == 2 else { return nil }
         self.init(accepted: frame.id == 0x01, messageClass: frame.payload[0], id: frame.payload[1])
-    }
-
-    /// Whether this answers `command`.
-    public func acknowledges(_ command: UBXFrame) -> Bool {
-        messageClass == command.messageClass && id == command.id
     }
 }
 
@@ -232,27 +228,7 @@ public struct UBXAcknowledgement: Sendable, Hashable {
 public struct UBXVersion: Sendable, Hashable {
     public var software: String
     public var hardware: String
-    public var extensions: [String]
-
-    public init(software: String, hardware: String, extensions: [String] = []) {
-        self.software = software
-        self.hardware = hardware
-        self.extensions = extensions
-    }
-
-    /// Nil when `frame` is no MON-VER answer.
-    public init?(_ frame: UBXFrame) {
-        let payload = frame.payload
-        guard frame.messageClass == 0x0A, frame.id == 0x04, payload.count >= 40, (payload.count - 40) % 30 == 0
-        else { return nil }
-        func text(_ range: Range<Int>) -> String {
-            let field = payload[range].prefix { $0 != 0 }
-            return String(decoding: field, as: UTF8.self)
-        }
-        self.init(
-            software: text(0..<30), hardware: text(30..<40),
-            extensions: stride(from: 40, to: payload.count, by: 30).map { text($0..<($0 + 30)) })
-    }
+    public var extensions: [String] = []
 
     /// The UBX protocol version from a `PROTVER=18.00` (or older `PROTVER 14.00`) extension.
     public var protocolVersion: Double? {
@@ -265,5 +241,21 @@ public struct UBXVersion: Sendable, Hashable {
         guard trimmed.hasPrefix("PROTVER") else { return nil }
         let rest = trimmed.dropFirst("PROTVER".count).drop { $0 == "=" || $0 == " " }
         return Double(rest.prefix { $0.isNumber || $0 == "." })
+    }
+}
+
+extension UBXVersion {
+    /// Nil when `frame` is no MON-VER answer.
+    public init?(_ frame: UBXFrame) {
+        let payload = frame.payload
+        guard frame.messageClass == 0x0A, frame.id == 0x04, payload.count >= 40, (payload.count - 40) % 30 == 0
+        else { return nil }
+        func text(_ range: Range<Int>) -> String {
+            let field = payload[range].prefix { $0 != 0 }
+            return String(decoding: field, as: UTF8.self)
+        }
+        self.init(
+            software: text(0..<30), hardware: text(30..<40),
+            extensions: stride(from: 40, to: payload.count, by: 30).map { text($0..<($0 + 30)) })
     }
 }

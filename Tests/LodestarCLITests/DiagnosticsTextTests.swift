@@ -1,6 +1,6 @@
 import Foundation
 import LocationStore
-import Receivers
+@testable import Receivers
 import SystemInterface
 import Testing
 

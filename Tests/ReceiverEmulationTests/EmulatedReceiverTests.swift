@@ -1,6 +1,6 @@
 import GPSModel
 import Policy
-import Receivers
+@testable import Receivers
 import Simulation
 import Synchronization
 import SystemInterface

@@ -1,4 +1,4 @@
-import Receivers
+@testable import Receivers
 import Testing
 
 @Suite struct PMTKSentenceTests {

@@ -1,7 +1,7 @@
 import GPSD
 import GPSModel
 import Policy
-import Receivers
+@testable import Receivers
 import Testing
 
 /// Drives a `PowerController` as the runtime does: inputs at scripted times, `.tick` at every `nextDeadline`

@@ -1,7 +1,7 @@
 import GPSD
 import GPSModel
 import Policy
-import Receivers
+@testable import Receivers
 import Synchronization
 import Testing
 

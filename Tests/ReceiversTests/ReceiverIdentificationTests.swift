@@ -1,5 +1,5 @@
 import Policy
-import Receivers
+@testable import Receivers
 import Testing
 
 @Suite struct ReceiverIdentificationTests {

@@ -1,4 +1,4 @@
-import Receivers
+@testable import Receivers
 import Testing
 
 /// Hex strings as the frames appear in docs and captures.

@@ -5,19 +5,25 @@ import SystemInterface
 import TestSupport
 import Testing
 
+/// `lodestar run` with a u-blox 8 on USB at 10x under `profile`, its gpsd named no device: the test names it on
+/// each new gpsd (as gpsd's hotplug would) and the service watches all.
+private func startedWithoutADevice(profile: String) throws -> DaemonUnderTest {
+    var model = ReceiverModel.ublox8
+    model.connection = .usb
+    let run = try DaemonUnderTest(model: model, connection: .usb, speed: 10)
+    var config = run.baseConfig(profile: profile)
+    config["gpsd"] = ["host": "127.0.0.1", "port": String(run.gpsd.port), "device": NSNull()]
+    try run.writeConfig(config)
+    try run.start()
+    return run
+}
+
 /// `lodestar run` (the binary) while its gpsd is SIGKILLed and started again 20 times on the same port, with
 /// the receiver's device added back each time: the service reconnects by itself, locations come again after
 /// every restart, and the track file never holds a location twice.
 @Suite(.tags(.gpsd, .slow)) struct DaemonGPSDRestartTests {
     @Test func twentyGPSDRestartsLeaveATrackWithLocationsAfterEachAndNoneTwice() async throws {
-        var model = ReceiverModel.ublox8
-        model.connection = .usb
-        let run = try DaemonUnderTest(model: model, connection: .usb, speed: 10)
-        var config = run.baseConfig(profile: "always-on")
-        // The device is named on each new gpsd by the test (as gpsd's hotplug would); the service watches all.
-        config["gpsd"] = ["host": "127.0.0.1", "port": String(run.gpsd.port), "device": NSNull()]
-        try run.writeConfig(config)
-        try run.start()
+        let run = try startedWithoutADevice(profile: "always-on")
         try await run.waitUntil("the first locations", timeout: 60) { run.locationTimestamps().count >= 5 }
         var counts: [Int] = []
         for restart in 1...20 {
@@ -48,13 +54,7 @@ import Testing
 /// as the emulator hears and its timeline shows.
 @Suite(.tags(.gpsd)) struct DaemonReplugTests {
     @Test func aReceiverPluggedBackOnANewPathGetsItsPowerSetupAgain() async throws {
-        var model = ReceiverModel.ublox8
-        model.connection = .usb
-        let run = try DaemonUnderTest(model: model, connection: .usb, speed: 10)
-        var config = run.baseConfig(profile: "car")
-        config["gpsd"] = ["host": "127.0.0.1", "port": String(run.gpsd.port), "device": NSNull()]
-        try run.writeConfig(config)
-        try run.start()
+        let run = try startedWithoutADevice(profile: "car")
         let down: Set<String> = ["standby", "backup", "off"]
         try await run.waitUntil("the receiver down", timeout: 60) { run.receiver.timeline.contains { down.contains($0.state.rawValue) } }
         let oldPath = run.receiver.devicePath

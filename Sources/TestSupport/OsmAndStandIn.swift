@@ -36,36 +36,14 @@ public final class OsmAndStandIn: Sendable {
         /// `valid`: `true` or `1`; nil when not sent.
         public var valid: Bool?
         /// Every other key, with its decoded value (Traccar keeps them as position attributes).
-        public var attributes: [String: String]
+        public var attributes: [String: String] = [:]
         /// The number of the connection it came on: 1 for the first the stand-in accepted.
-        public var connection: Int
+        public var connection: Int = 0
         /// `GET` or `POST`.
-        public var method: String
+        public var method: String = "GET"
 
         /// `speedKnots` in metres per second.
         public var speedMetresPerSecond: Double? { speedKnots.map { $0 * 1852 / 3600 } }
-
-        public init(
-            deviceID: String, time: UTCTime? = nil, latitude: Double? = nil, longitude: Double? = nil,
-            speedKnots: Double? = nil, course: Double? = nil, altitude: Double? = nil, accuracy: Double? = nil,
-            hdop: Double? = nil, battery: Double? = nil, valid: Bool? = nil, attributes: [String: String] = [:],
-            connection: Int = 0, method: String = "GET"
-        ) {
-            self.deviceID = deviceID
-            self.time = time
-            self.latitude = latitude
-            self.longitude = longitude
-            self.speedKnots = speedKnots
-            self.course = course
-            self.altitude = altitude
-            self.accuracy = accuracy
-            self.hdop = hdop
-            self.battery = battery
-            self.valid = valid
-            self.attributes = attributes
-            self.connection = connection
-            self.method = method
-        }
     }
 
     /// Why a request was not decoded (answered 400).

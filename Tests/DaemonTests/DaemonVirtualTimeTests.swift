@@ -7,6 +7,27 @@ import Synchronization
 import SystemInterface
 import Testing
 
+/// A clock that moves only when told: both of its readings advance together, so the wall clock stays the
+/// monotonic one plus the start's date.
+final class ManualDaemonClock: DaemonClock {
+    private let elapsed = Mutex(0.0)
+    private let start: UTCTime
+
+    /// `start` is the wall clock at monotonic second 0.
+    init(start: UTCTime) {
+        self.start = start
+    }
+
+    var monotonicSeconds: Double { elapsed.withLock { $0 } }
+    var now: UTCTime { start.adding(seconds: monotonicSeconds) }
+
+    /// Moves both readings on to monotonic second `seconds`, if that is ahead (a monotonic clock does not go
+    /// back).
+    func advance(to seconds: Double) {
+        elapsed.withLock { $0 = max($0, seconds) }
+    }
+}
+
 /// A run the test scripts on a manual clock: each update is due at a second of it, and waiting moves the
 /// clock on to the next one due (nothing else moves it), so the service's loop turns in virtual time as fast
 /// as it can, after NIOEmbedded's `EmbeddedEventLoop` (swift-nio, Sources/NIOEmbedded/Embedded.swift). Told

@@ -171,7 +171,6 @@ public final class DaemonService {
         }
         return forwarder
     }
-    private var stopSeen: Double?
 
     /// Runs until `hooks.shouldStop`; returns within about 2 s of it.
     public func runUntilStopped() -> DaemonOutcome {
@@ -211,7 +210,6 @@ public final class DaemonService {
                 break
             }
             if hooks.shouldStop(), runShutDownAt == nil {
-                stopSeen = clock.monotonicSeconds
                 log.notice("stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
                 notify(notifier.stopping())
                 runShutDownAt = clock.monotonicSeconds
@@ -241,7 +239,8 @@ public final class DaemonService {
         outputs = []
         forwarder = nil
         save()
-        if let stopSeen {
+        // A reload's shutdown ends with its new run: what is left is the stop's.
+        if let stopSeen = runShutDownAt {
             let seconds = ((clock.monotonicSeconds - stopSeen) * 100).rounded() / 100
             log.notice("stopped \(seconds) s after the stop was seen")
         }
@@ -336,9 +335,9 @@ public final class DaemonService {
             hooks.logger.logLevel = new.configuration.logLevel
             // The config now running is valid: a refusal of an earlier one is no longer true.
             clear("reload")
-            notify(notifier.reloading(monotonicSeconds: clock.monotonicSeconds))
-            let old = run
             let asked = clock.monotonicSeconds
+            notify(notifier.reloading(monotonicSeconds: asked))
+            let old = run
             runShutDownAt = asked
             old?.shutDown()
             // The old manager puts the receiver in its exit regime; the new one wakes it as any start does.

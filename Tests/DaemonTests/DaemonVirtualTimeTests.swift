@@ -107,7 +107,7 @@ final class LogLines: Sendable {
 
     /// A service in a scratch folder, with the jsonl output only, no store, and the notify socket.
     final class Rig {
-        let folder: ScratchDirectory
+        let folder: TemporaryDirectory
         let clock = ManualDaemonClock(start: DaemonVirtualTimeTests.start)
         let log = LogLines()
         let notifications: DatagramListener
@@ -115,7 +115,7 @@ final class LogLines: Sendable {
         var configuration = DaemonConfiguration()
 
         init() throws {
-            folder = try ScratchDirectory()
+            folder = try #require(TemporaryDirectory(prefix: "lodestar-outputs"))
             notifications = try DatagramListener(path: folder.path + "/notify.sock")
             configuration.stateDirectory = folder.path + "/state"
             configuration.runtimeDirectory = folder.path + "/run"

@@ -40,124 +40,124 @@ import Glibc
     }
 
     @Test func twoClientsGetTheSameLinesFromWhenTheyConnect() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/run/locations.sock"
-        let server = try LocationSocketServer(path: path, settings: settings(mode: 0o660))
-        var status = stat()
-        #expect(lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK)
-        #expect(status.st_mode & 0o777 == 0o660)
-        #expect(server.pollDescriptors.count == 1)
-        let now = UTCTime(seconds: 1_795_989_600)
+        try withScratchDirectory { directory in
+            let path = directory + "/run/locations.sock"
+            let server = try LocationSocketServer(path: path, settings: settings(mode: 0o660))
+            var status = stat()
+            #expect(lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK)
+            #expect(status.st_mode & 0o777 == 0o660)
+            #expect(server.pollDescriptors.count == 1)
+            let now = UTCTime(seconds: 1_795_989_600)
 
-        let early = try connectClient(path)
-        defer { close(early) }
-        try server.write(.location(location(0)), now: now)
-        let late = try connectClient(path)
-        defer { close(late) }
-        try server.tick(now: now)
-        #expect(server.clientCount == 2)
-        try server.write(.location(location(1)), now: now)
-        try server.write(.regime(.off, reason: "stationary", t: 1, at: now), now: now)
-        try server.write(.location(location(2)), now: now)
+            let early = try connectClient(path)
+            defer { close(early) }
+            try server.write(.location(location(0)), now: now)
+            let late = try connectClient(path)
+            defer { close(late) }
+            try server.tick(now: now)
+            #expect(server.clientCount == 2)
+            try server.write(.location(location(1)), now: now)
+            try server.write(.regime(.off, reason: "stationary", t: 1, at: now), now: now)
+            try server.write(.location(location(2)), now: now)
 
-        let later = JSONLine.location(location(1)) + JSONLine.location(location(2))
-        #expect(readAvailable(early) == JSONLine.location(location(0)) + later)
-        #expect(readAvailable(late) == later)
-        #expect(server.takeNotices().isEmpty)
-        server.close()
-        #expect(lstat(path, &status) != 0)
+            let later = JSONLine.location(location(1)) + JSONLine.location(location(2))
+            #expect(readAvailable(early) == JSONLine.location(location(0)) + later)
+            #expect(readAvailable(late) == later)
+            #expect(server.takeNotices().isEmpty)
+            server.close()
+            #expect(lstat(path, &status) != 0)
+        }
     }
 
     @Test func aClientThatStopsReadingIsDroppedWithoutBlockingTheOthers() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/locations.sock"
-        let server = try LocationSocketServer(path: path, settings: settings())
-        defer { server.close() }
-        let stuck = try connectClient(path)
-        defer { close(stuck) }
-        let reader = try connectClient(path)
-        defer { close(reader) }
-        let now = UTCTime(seconds: 1_795_989_600)
-        try server.tick(now: now)
-        #expect(server.clientCount == 2)
-        // Far more than the client's buffer and the kernel's socket buffers together.
-        let line = JSONLine.location(location(0))
-        let count = 4 * (LocationSocketServer.clientBufferLimit + 1_000_000) / line.utf8.count
-        var received = 0
-        for index in 0..<count {
-            try server.write(.location(location(0)), now: now)
-            if index % 50 == 0 { received += readAvailable(reader).utf8.count }
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            let server = try LocationSocketServer(path: path, settings: settings())
+            defer { server.close() }
+            let stuck = try connectClient(path)
+            defer { close(stuck) }
+            let reader = try connectClient(path)
+            defer { close(reader) }
+            let now = UTCTime(seconds: 1_795_989_600)
+            try server.tick(now: now)
+            #expect(server.clientCount == 2)
+            // Far more than the client's buffer and the kernel's socket buffers together.
+            let line = JSONLine.location(location(0))
+            let count = 4 * (LocationSocketServer.clientBufferLimit + 1_000_000) / line.utf8.count
+            var received = 0
+            for index in 0..<count {
+                try server.write(.location(location(0)), now: now)
+                if index % 50 == 0 { received += readAvailable(reader).utf8.count }
+            }
+            received += readAvailable(reader).utf8.count
+            #expect(server.clientCount == 1)
+            let notices = server.takeNotices()
+            #expect(notices.count == 1)
+            #expect(notices.first?.contains("stopped reading") == true)
+            #expect(received == count * line.utf8.count)
         }
-        received += readAvailable(reader).utf8.count
-        #expect(server.clientCount == 1)
-        let notices = server.takeNotices()
-        #expect(notices.count == 1)
-        #expect(notices.first?.contains("stopped reading") == true)
-        #expect(received == count * line.utf8.count)
     }
 
     @Test func aClientHangingUpIsDroppedQuietly() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/locations.sock"
-        let server = try LocationSocketServer(path: path, settings: settings())
-        defer { server.close() }
-        let client = try connectClient(path)
-        let now = UTCTime(seconds: 1_795_989_600)
-        try server.tick(now: now)
-        #expect(server.clientCount == 1)
-        close(client)
-        try server.write(.location(location(0)), now: now)
-        try server.write(.location(location(1)), now: now)
-        try server.tick(now: now)
-        #expect(server.clientCount == 0)
-        #expect(server.takeNotices().isEmpty)
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            let server = try LocationSocketServer(path: path, settings: settings())
+            defer { server.close() }
+            let client = try connectClient(path)
+            let now = UTCTime(seconds: 1_795_989_600)
+            try server.tick(now: now)
+            #expect(server.clientCount == 1)
+            close(client)
+            try server.write(.location(location(0)), now: now)
+            try server.write(.location(location(1)), now: now)
+            try server.tick(now: now)
+            #expect(server.clientCount == 0)
+            #expect(server.takeNotices().isEmpty)
+        }
     }
 
     @Test func aStaleSocketIsReplacedAndAnyOtherFileIsLeftAlone() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/locations.sock"
-        // A socket file nobody listens on, as a killed service leaves it.
-        let stale = try unixStreamSocket()
-        #expect(try withUnixSocketAddress(path) { bind(stale, $0, $1) } == 0)
-        close(stale)
-        let server = try LocationSocketServer(path: path, settings: settings())
-        let client = try connectClient(path)
-        defer { close(client) }
-        try server.tick(now: UTCTime(seconds: 0))
-        #expect(server.clientCount == 1)
-        // A second service on the same path must not steal the socket of a running one.
-        #expect(throws: OutputFailure(path: path, reason: "another process is listening on this socket")) {
-            _ = try LocationSocketServer(path: path, settings: settings())
-        }
-        server.close()
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            // A socket file nobody listens on, as a killed service leaves it.
+            let stale = try unixStreamSocket()
+            #expect(try withUnixSocketAddress(path) { bind(stale, $0, $1) } == 0)
+            close(stale)
+            let server = try LocationSocketServer(path: path, settings: settings())
+            let client = try connectClient(path)
+            defer { close(client) }
+            try server.tick(now: UTCTime(seconds: 0))
+            #expect(server.clientCount == 1)
+            // A second service on the same path must not steal the socket of a running one.
+            #expect(throws: OutputFailure(path: path, reason: "another process is listening on this socket")) {
+                _ = try LocationSocketServer(path: path, settings: settings())
+            }
+            server.close()
 
-        let plain = scratch.path + "/notasocket"
-        #expect(Array("data".utf8).withUnsafeBytes { bytes in
-            let descriptor = open(plain, O_WRONLY | O_CREAT, 0o644)
-            defer { close(descriptor) }
-            return writeAll(descriptor, bytes)
-        })
-        #expect(throws: OutputFailure(path: plain, reason: "exists and is not a socket; not removing it")) {
-            _ = try LocationSocketServer(path: plain, settings: settings())
+            let plain = directory + "/notasocket"
+            #expect(Array("data".utf8).withUnsafeBytes { bytes in
+                let descriptor = open(plain, O_WRONLY | O_CREAT, 0o644)
+                defer { close(descriptor) }
+                return writeAll(descriptor, bytes)
+            })
+            #expect(throws: OutputFailure(path: plain, reason: "exists and is not a socket; not removing it")) {
+                _ = try LocationSocketServer(path: plain, settings: settings())
+            }
+            #expect(fileText(plain) == "data")
         }
-        #expect(fileText(plain) == "data")
     }
 
     @Test func theSocketGetsTheConfiguredGroup() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/locations.sock"
-        // A group other than the service's own, so the change shows: any as root, else a supplementary one.
-        let (group, gid) = try otherGroup()
-        let server = try LocationSocketServer(path: path, settings: settings(group: group))
-        defer { server.close() }
-        #expect(server.warnings.isEmpty)
-        var status = stat()
-        #expect(lstat(path, &status) == 0 && status.st_gid == gid)
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            // A group other than the service's own, so the change shows: any as root, else a supplementary one.
+            let (group, gid) = try otherGroup()
+            let server = try LocationSocketServer(path: path, settings: settings(group: group))
+            defer { server.close() }
+            #expect(server.warnings.isEmpty)
+            var status = stat()
+            #expect(lstat(path, &status) == 0 && status.st_gid == gid)
+        }
     }
 
     /// A group this process may give a file to, other than its own when there is one.
@@ -177,13 +177,13 @@ import Glibc
     }
 
     @Test func aMissingGroupIsAWarningNotAFailure() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/locations.sock"
-        let server = try LocationSocketServer(path: path, settings: settings(group: "no-such-group-for-lodestar"))
-        defer { server.close() }
-        #expect(server.warnings.count == 1)
-        #expect(server.warnings.first?.contains("no-such-group-for-lodestar does not exist") == true)
-        #expect(server.pollDescriptors.count == 1)
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            let server = try LocationSocketServer(path: path, settings: settings(group: "no-such-group-for-lodestar"))
+            defer { server.close() }
+            #expect(server.warnings.count == 1)
+            #expect(server.warnings.first?.contains("no-such-group-for-lodestar does not exist") == true)
+            #expect(server.pollDescriptors.count == 1)
+        }
     }
 }

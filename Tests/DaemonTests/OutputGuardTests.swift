@@ -74,34 +74,34 @@ import Glibc
     }
 
     @Test func theSocketsNoticesReachTheLogWhenTheyHappen() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let path = scratch.path + "/locations.sock"
-        var settings = DaemonConfiguration.SocketOutput()
-        settings.group = "no-such-group-for-lodestar"
-        let server = try LocationSocketServer(path: path, settings: settings)
-        let guarded = OutputGuard(server)
-        defer { guarded.close() }
-        let now = UTCTime(seconds: 1_795_989_600)
-        // The missing group, at the first tick after the socket opened.
-        let notices = guarded.tick(now: now, t: 0)
-        #expect(notices.map(\.level) == [.warning])
-        let first = notices.map(\.text)
-        #expect(first.count == 1 && first[0].contains("group no-such-group-for-lodestar does not exist"), "\(first)")
-        #expect(guarded.tick(now: now, t: 1).isEmpty, "said once")
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            var settings = DaemonConfiguration.SocketOutput()
+            settings.group = "no-such-group-for-lodestar"
+            let server = try LocationSocketServer(path: path, settings: settings)
+            let guarded = OutputGuard(server)
+            defer { guarded.close() }
+            let now = UTCTime(seconds: 1_795_989_600)
+            // The missing group, at the first tick after the socket opened.
+            let notices = guarded.tick(now: now, t: 0)
+            #expect(notices.map(\.level) == [.warning])
+            let first = notices.map(\.text)
+            #expect(first.count == 1 && first[0].contains("group no-such-group-for-lodestar does not exist"), "\(first)")
+            #expect(guarded.tick(now: now, t: 1).isEmpty, "said once")
 
-        // A client that stops reading is dropped, and the write that dropped it says so.
-        let client = try unixStreamSocket()
-        defer { close(client) }
-        #expect(try withUnixSocketAddress(path) { connect(client, $0, $1) } == 0)
-        _ = guarded.tick(now: now, t: 2)
-        let line = JSONLine.location(location(0))
-        let count = 4 * (LocationSocketServer.clientBufferLimit + 1_000_000) / line.utf8.count
-        var lines: [String] = []
-        for index in 0..<count { lines += guarded.write(.location(location(Int64(index))), now: now, t: 3).map(\.text) }
-        #expect(lines.count == 1, "\(lines.prefix(3))")
-        #expect(lines.first?.contains("client 1 dropped: it stopped reading") == true, "\(lines.prefix(3))")
-        #expect(server.clientCount == 0)
+            // A client that stops reading is dropped, and the write that dropped it says so.
+            let client = try unixStreamSocket()
+            defer { close(client) }
+            #expect(try withUnixSocketAddress(path) { connect(client, $0, $1) } == 0)
+            _ = guarded.tick(now: now, t: 2)
+            let line = JSONLine.location(location(0))
+            let count = 4 * (LocationSocketServer.clientBufferLimit + 1_000_000) / line.utf8.count
+            var lines: [String] = []
+            for index in 0..<count { lines += guarded.write(.location(location(Int64(index))), now: now, t: 3).map(\.text) }
+            #expect(lines.count == 1, "\(lines.prefix(3))")
+            #expect(lines.first?.contains("client 1 dropped: it stopped reading") == true, "\(lines.prefix(3))")
+            #expect(server.clientCount == 0)
+        }
     }
 
     @Test func statusKeepsEveryLossAndSaysAFutureFixIsInTheFuture() throws {

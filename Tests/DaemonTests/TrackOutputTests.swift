@@ -5,37 +5,33 @@ import Receivers
 import SystemInterface
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @Suite struct TrackOutputTests {
     @Test func jsonlFileWritesLocationsAndRecordsWithTheirUTCTime() throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        var settings = DaemonConfiguration.JSONLOutput()
-        settings.fsyncInterval = 0
-        let path = scratch.path + "/track/locations.jsonl"
-        let output = JSONLTrackOutput(path: path, settings: settings)
-        #expect(output.name == "jsonl \(path)")
-        let now = try utc("2026-11-30T03:22:05Z")
-        let location = sampleLocation(at: try utc("2026-11-30T03:22:00Z"))
-        try output.write(.location(location), now: now)
-        try output.write(.regime(.off, reason: "stationary 108 s within 50 m", t: 12.3456, at: now), now: now)
-        try output.write(.event(.paused(at: location), detail: "stationary", t: 12.5, at: now), now: now)
-        try output.write(.event(.resumed, detail: "probe fix 755 m from anchor", t: 13, at: now), now: now)
-        try output.write(
-            .power(PowerEvent(.quiet, regime: .standby, seconds: 1.5, detail: "no output"), t: 14, at: now), now: now)
-        output.close()
-        let lines = fileText(path).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines == [
-            #"{"type":"location","timestamp":"2026-11-30T03:22:00.000Z","latitude":52.370216,"longitude":4.895168,"altitude":3.2,"horizontalAccuracy":2.5,"speed":1.5,"course":90.0,"fixMode":"3d","satellitesUsed":11,"hdop":0.8,"device":"/dev/ttyACM0"}"#,
-            #"{"type":"regime","t":12.346,"timestamp":"2026-11-30T03:22:05.000Z","regime":"off","reason":"stationary 108 s within 50 m"}"#,
-            #"{"type":"event","t":12.5,"timestamp":"2026-11-30T03:22:05.000Z","kind":"paused","detail":"stationary","locationTimestamp":"2026-11-30T03:22:00.000Z","latitude":52.370216,"longitude":4.895168}"#,
-            #"{"type":"event","t":13.0,"timestamp":"2026-11-30T03:22:05.000Z","kind":"resumed","detail":"probe fix 755 m from anchor"}"#,
-            #"{"type":"power","t":14.0,"timestamp":"2026-11-30T03:22:05.000Z","kind":"quiet","regime":"standby","seconds":1.5,"detail":"no output"}"#,
-            "",
-        ])
+        try withScratchDirectory { directory in
+            var settings = DaemonConfiguration.JSONLOutput()
+            settings.fsyncInterval = 0
+            let path = directory + "/track/locations.jsonl"
+            let output = JSONLTrackOutput(path: path, settings: settings)
+            #expect(output.name == "jsonl \(path)")
+            let now = try utc("2026-11-30T03:22:05Z")
+            let location = sampleLocation(at: try utc("2026-11-30T03:22:00Z"))
+            try output.write(.location(location), now: now)
+            try output.write(.regime(.off, reason: "stationary 108 s within 50 m", t: 12.3456, at: now), now: now)
+            try output.write(.event(.paused(at: location), detail: "stationary", t: 12.5, at: now), now: now)
+            try output.write(.event(.resumed, detail: "probe fix 755 m from anchor", t: 13, at: now), now: now)
+            try output.write(
+                .power(PowerEvent(.quiet, regime: .standby, seconds: 1.5, detail: "no output"), t: 14, at: now), now: now)
+            output.close()
+            let lines = fileText(path).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines == [
+                #"{"type":"location","timestamp":"2026-11-30T03:22:00.000Z","latitude":52.370216,"longitude":4.895168,"altitude":3.2,"horizontalAccuracy":2.5,"speed":1.5,"course":90.0,"fixMode":"3d","satellitesUsed":11,"hdop":0.8,"device":"/dev/ttyACM0"}"#,
+                #"{"type":"regime","t":12.346,"timestamp":"2026-11-30T03:22:05.000Z","regime":"off","reason":"stationary 108 s within 50 m"}"#,
+                #"{"type":"event","t":12.5,"timestamp":"2026-11-30T03:22:05.000Z","kind":"paused","detail":"stationary","locationTimestamp":"2026-11-30T03:22:00.000Z","latitude":52.370216,"longitude":4.895168}"#,
+                #"{"type":"event","t":13.0,"timestamp":"2026-11-30T03:22:05.000Z","kind":"resumed","detail":"probe fix 755 m from anchor"}"#,
+                #"{"type":"power","t":14.0,"timestamp":"2026-11-30T03:22:05.000Z","kind":"quiet","regime":"standby","seconds":1.5,"detail":"no output"}"#,
+                "",
+            ])
+        }
     }
 
     @Test func withoutAUTCTimeTheLinesAreReplaysAsBefore() throws {
@@ -83,30 +79,11 @@ import Glibc
 
 // Shared by the output tests.
 
-/// A fresh directory under /tmp for one test, removed by `remove()`.
-struct ScratchDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/lodestar-outputs-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
-        path = try #require(made.map { String(cString: $0) }, "mkdtemp failed")
-    }
-
-    func remove() {
-        removeTree(path)
-    }
-
-    private func removeTree(_ path: String) {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return }
-        if (status.st_mode & S_IFMT) == S_IFDIR {
-            for entry in directoryEntries(path) { removeTree(path + "/" + entry) }
-            _ = rmdir(path)
-        } else {
-            _ = unlink(path)
-        }
-    }
+/// A fresh directory under /tmp for one test, removed when `body` returns.
+func withScratchDirectory<Result>(_ body: (String) throws -> Result) throws -> Result {
+    let directory = try #require(TemporaryDirectory(prefix: "lodestar-outputs"))
+    defer { directory.remove() }
+    return try body(directory.path)
 }
 
 /// `2026-11-30T23:59:58Z` as a UTCTime.

@@ -140,27 +140,29 @@ import Testing
         }
     }
 
-    @Test func aDamagedHeaderIsMovedAside() throws {
+    /// A filled store's file, changed by `damage`, is moved aside with a notice saying `words`.
+    func expectMovedAside(damagedBy damage: (inout [UInt8]) throws -> Void, saying words: String) throws {
         try withDirectory { directory in
             let path = directory + "/store.sqlite"
             _ = try filledStore(path)
             var bytes = try readWholeFile(path)
-            // The magic string "SQLite format 3\0" and the page size after it.
-            for index in 0..<18 { bytes[index] = 0x5a }
+            try damage(&bytes)
             try writeFile(path, bytes)
-            try expectMovedAside(path, directory: directory, saying: "is not a database")
+            try expectMovedAside(path, directory: directory, saying: words)
         }
     }
 
+    @Test func aDamagedHeaderIsMovedAside() throws {
+        // The magic string "SQLite format 3\0" and the page size after it.
+        try expectMovedAside(damagedBy: { bytes in for index in 0..<18 { bytes[index] = 0x5a } }, saying: "is not a database")
+    }
+
     @Test func aTruncatedFileIsMovedAside() throws {
-        try withDirectory { directory in
-            let path = directory + "/store.sqlite"
-            _ = try filledStore(path)
-            let bytes = try readWholeFile(path)
-            try #require(bytes.count >= 8 * 4096, "the store is too small to cut: \(bytes.count) bytes")
-            try writeFile(path, Array(bytes.prefix(bytes.count / 2)))
-            try expectMovedAside(path, directory: directory, saying: "is damaged")
-        }
+        try expectMovedAside(
+            damagedBy: { bytes in
+                try #require(bytes.count >= 8 * 4096, "the store is too small to cut: \(bytes.count) bytes")
+                bytes.removeLast(bytes.count - bytes.count / 2)
+            }, saying: "is damaged")
     }
 
     @Test func aDamagedFileMovesAsideWithItsWAL() throws {

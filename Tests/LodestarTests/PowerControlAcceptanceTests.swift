@@ -230,26 +230,52 @@ enum TimelineCompare {
         return profile
     }
 
-    @Test func carProfileOnAnEmulatedUblox8OverUSB() async throws {
-        var model = ReceiverModel.ublox8
-        model.connection = .usb
-        let profile = try Self.car(model)
+    /// Plays the car profile on `model`, emulated as `personality` on `connection`, to the capture's end and
+    /// compares it with the simulation; prints the comparison under `label` and dumps the run to
+    /// LODESTAR_DUMP when set.
+    static func playCar(
+        _ model: ReceiverModel, as personality: EmulatedReceiver.Personality, on connection: ReceiverConnection,
+        label: String, power: (EmulatedReceiver) -> ReceiverPowerSetup
+    ) async throws -> (run: PoweredRun, comparison: Comparison) {
+        let profile = try car(model)
         let run = try PoweredRun(
-            capture: Self.capture, profile: profile, personality: .ublox8, connection: .usb, speed: Self.speed
-        ) { _ in ReceiverPowerSetup(connection: .usb, timeouts: PowerControllerTimeouts(wakeTimeout: 30)) }
-        try await run.play(timeout: 31 * 60 / Self.speed + 60)
-        let comparison = try Self.compare(run, profile: profile)
-        print("u-blox 8 over USB: \(comparison.summary); \(comparison.within2)")
+            capture: capture, profile: profile, personality: personality, connection: connection, speed: speed,
+            power: power)
+        try await run.play(timeout: 31 * 60 / speed + 60)
+        let comparison = try compare(run, profile: profile)
+        print("\(label): \(comparison.summary); \(comparison.within2)")
         if let dump = ProcessInfo.processInfo.environment["LODESTAR_DUMP"] { run.dump(to: dump) }
-        #expect(comparison.expected.count > 10, "the car profile naps on this capture")
-        Self.expectMatch(comparison)
-        #expect(abs(comparison.energyRatio - 1) <= 0.05, "\(comparison)")
+        return (run, comparison)
+    }
+
+    /// The car profile on a receiver put down by commands, `model` on `connection`: it naps, and the
+    /// emulator's timeline and charge follow the simulation's. Returns the run and the names of the `frames`
+    /// that reached the receiver, in order.
+    static func playCarByCommands(
+        _ model: ReceiverModel, as personality: EmulatedReceiver.Personality, on connection: ReceiverConnection,
+        label: String, frames: Set<String>, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (run: PoweredRun, received: [String]) {
+        var model = model
+        model.connection = connection
+        let (run, comparison) = try await playCar(model, as: personality, on: connection, label: label) { _ in
+            ReceiverPowerSetup(connection: connection, timeouts: PowerControllerTimeouts(wakeTimeout: 30))
+        }
+        #expect(comparison.expected.count > 10, "the car profile naps on this capture", sourceLocation: sourceLocation)
+        expectMatch(comparison, sourceLocation: sourceLocation)
+        #expect(abs(comparison.energyRatio - 1) <= 0.05, "\(comparison)", sourceLocation: sourceLocation)
+        return (run, run.receiver.commands.map(\.message.name).filter(frames.contains))
+    }
+
+    @Test func carProfileOnAnEmulatedUblox8OverUSB() async throws {
+        let (run, received) = try await Self.playCarByCommands(
+            .ublox8, as: .ublox8, on: .usb, label: "u-blox 8 over USB",
+            frames: [
+                "CFG-RST GNSS stop", "CFG-RST GNSS start", "RXM-PMREQ backup", "CFG-PMS full power", "CFG-PMS power save",
+                "CFG-RXM continuous", "CFG-RXM power save", "CFG-VALSET operate mode full",
+                "CFG-VALSET operate mode power save",
+            ])
         // The frames that reached the receiver are the ones Lodestar sent, in order: GNSS stop for standby,
         // GNSS start and the power mode to wake (off is out of reach over USB).
-        let lodestarFrames = Set(["CFG-RST GNSS stop", "CFG-RST GNSS start", "RXM-PMREQ backup", "CFG-PMS full power",
-            "CFG-PMS power save", "CFG-RXM continuous", "CFG-RXM power save", "CFG-VALSET operate mode full",
-            "CFG-VALSET operate mode power save"])
-        let received = run.receiver.commands.map(\.message.name).filter(lodestarFrames.contains)
         #expect(received == run.transmitted)
         #expect(!received.contains("RXM-PMREQ backup"))
         #expect(received.contains("CFG-RST GNSS stop"))
@@ -259,21 +285,9 @@ enum TimelineCompare {
 extension PowerControlAcceptanceTests {
     /// MediaTek over its UART: PMTK161 standby, woken by any byte, PMTK225 for power save and back.
     @Test func carProfileOnAnEmulatedMediaTekOverUART() async throws {
-        var model = ReceiverModel.mt3339
-        model.connection = .uart
-        let profile = try Self.car(model)
-        let run = try PoweredRun(
-            capture: Self.capture, profile: profile, personality: .mtk3339, connection: .uart, speed: Self.speed
-        ) { _ in ReceiverPowerSetup(connection: .uart, timeouts: PowerControllerTimeouts(wakeTimeout: 30)) }
-        try await run.play(timeout: 31 * 60 / Self.speed + 60)
-        let comparison = try Self.compare(run, profile: profile)
-        print("MediaTek over UART: \(comparison.summary); \(comparison.within2)")
-        if let dump = ProcessInfo.processInfo.environment["LODESTAR_DUMP"] { run.dump(to: dump) }
-        #expect(comparison.expected.count > 10, "the car profile naps on this capture")
-        Self.expectMatch(comparison)
-        #expect(abs(comparison.energyRatio - 1) <= 0.05, "\(comparison)")
-        let lodestarFrames = Set(["$PMTK161,0", "$PMTK225,0", "$" + RegimePlan.mediatekPowerSave.body])
-        let received = run.receiver.commands.map(\.message.name).filter(lodestarFrames.contains)
+        let (run, received) = try await Self.playCarByCommands(
+            .mt3339, as: .mtk3339, on: .uart, label: "MediaTek over UART",
+            frames: ["$PMTK161,0", "$PMTK225,0", "$" + RegimePlan.mediatekPowerSave.body])
         // In order; a sentence may be lost with the wake bytes when a loaded machine holds the emulator's
         // thread past the 1 s settle (50 ms at 20x) and it reads both at once, as a waking MTK loses them.
         #expect(TimelineCompare.isSubsequence(received, of: run.transmitted), "\(received)")
@@ -296,19 +310,14 @@ extension PowerControlAcceptanceTests {
         model.powerControl = .gpio
         model.backupSupplyWhenOff = true
         model.timeToFirstFix.hotWindow = 2 * 3600
-        let profile = try Self.car(model)
-        let run = try PoweredRun(
-            capture: Self.capture, profile: profile, personality: .genericNMEA, connection: .uart, speed: Self.speed
+        let (run, comparison) = try await Self.playCar(
+            model, as: .genericNMEA, on: .uart, label: "GPIO-switched generic receiver"
         ) { receiver in
             // 30 s of the receiver's clock before a wake counts as failed: 1.5 s of a loaded machine at 20x.
             ReceiverPowerSetup(
                 mechanism: .gpio, powerSwitch: EmulatedPowerSwitch(receiver: receiver),
                 timeouts: PowerControllerTimeouts(wakeTimeout: 30))
         }
-        try await run.play(timeout: 31 * 60 / Self.speed + 60)
-        let comparison = try Self.compare(run, profile: profile)
-        print("GPIO-switched generic receiver: \(comparison.summary); \(comparison.within2)")
-        if let dump = ProcessInfo.processInfo.environment["LODESTAR_DUMP"] { run.dump(to: dump) }
         #expect(comparison.expected.count > 2, "the car profile switches the receiver off on this capture")
         // The charge agrees; the timeline less than the command-driven receivers': it naps every few seconds,
         // and each power-up's first epoch reaches the policy through gpsd's NMEA driver a moment later than

@@ -149,6 +149,7 @@ extension ExitStatusDeclaration {
     static let usageError = ExitStatusDeclaration(.usage, "usage error")
     static let outputNotWritten = ExitStatusDeclaration(.ioError, "the output could not be written")
     static let profileNotValid = ExitStatusDeclaration(.config, "the profile is not valid, or larger than 1 MiB")
+    static let configNotValid = ExitStatusDeclaration(.config, "the config is not valid, or larger than 1 MiB")
     /// A FIFO or device given as a config or profile is read until it ends; a stop while it waits.
     static let stoppedReadingInterrupted = ExitStatusDeclaration(.interrupted, "SIGINT while a FIFO or device was read")
     static let stoppedReadingTerminated = ExitStatusDeclaration(.terminated, "SIGTERM while a FIFO or device was read")
@@ -160,6 +161,18 @@ extension ExitStatusDeclaration {
         return lists.joined().filter { seen.insert($0.code.rawValue).inserted }.sorted {
             $0.code.rawValue < $1.code.rawValue
         }
+    }
+}
+
+extension [ExitStatusDeclaration] {
+    /// The statuses of a command that reads one profile or config file: `success`, a usage error, the file
+    /// not read (`noInput`), the output not written, the file not valid (`notValid`), and a stop while a FIFO
+    /// or device given as the file is read.
+    static func readingAFile(success: String, noInput: String, notValid: ExitStatusDeclaration) -> Self {
+        [
+            ExitStatusDeclaration(.success, success), .usageError, ExitStatusDeclaration(.noInput, noInput),
+            .outputNotWritten, notValid, .stoppedReadingInterrupted, .stoppedReadingTerminated,
+        ]
     }
 }
 

@@ -31,15 +31,9 @@ enum ConfigCommand {
             """,
         arguments: [ArgumentDeclaration(name: "file", help: "the config file to check (the same as --config FILE)", isOptional: true)],
         options: RunOptions.declarations,
-        exitStatuses: [
-            ExitStatusDeclaration(.success, "valid"),
-            .usageError,
-            ExitStatusDeclaration(.noInput, "the config file does not exist or cannot be read (a directory)"),
-            .outputNotWritten,
-            ExitStatusDeclaration(.config, "the config is not valid, or larger than 1 MiB"),
-            .stoppedReadingInterrupted,
-            .stoppedReadingTerminated,
-        ],
+        exitStatuses: .readingAFile(
+            success: "valid", noInput: "the config file does not exist or cannot be read (a directory)",
+            notValid: .configNotValid),
         body: validate(_:context:))
 
     static let showDeclaration = CommandDeclaration(
@@ -53,15 +47,9 @@ enum ConfigCommand {
               lodestar config show --gpsd pi.local:2947 --stdout jsonl
             """,
         options: RunOptions.declarations,
-        exitStatuses: [
-            ExitStatusDeclaration(.success, "ok"),
-            .usageError,
-            ExitStatusDeclaration(.noInput, "the config file named by --config does not exist or cannot be read"),
-            .outputNotWritten,
-            ExitStatusDeclaration(.config, "the config is not valid, or larger than 1 MiB"),
-            .stoppedReadingInterrupted,
-            .stoppedReadingTerminated,
-        ],
+        exitStatuses: .readingAFile(
+            success: "ok", noInput: "the config file named by --config does not exist or cannot be read",
+            notValid: .configNotValid),
         body: show(_:context:))
 
     static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {

@@ -48,15 +48,8 @@ enum ProfilesCommand {
         arguments: [
             ArgumentDeclaration(name: "name", help: "a built-in profile, a name in the profile directory, or a file")
         ],
-        exitStatuses: [
-            ExitStatusDeclaration(.success, "ok"),
-            .usageError,
-            ExitStatusDeclaration(.noInput, "no such profile or file"),
-            .outputNotWritten,
-            .profileNotValid,
-            .stoppedReadingInterrupted,
-            .stoppedReadingTerminated,
-        ],
+        exitStatuses: .readingAFile(
+            success: "ok", noInput: "no such profile or file", notValid: .profileNotValid),
         body: show(_:context:))
 
     static let validateDeclaration = CommandDeclaration(
@@ -69,15 +62,8 @@ enum ProfilesCommand {
             without '/' that is not a file here is looked up as '--profile' would.
             """,
         arguments: [ArgumentDeclaration(name: "file", help: "the profile file to check")],
-        exitStatuses: [
-            ExitStatusDeclaration(.success, "valid"),
-            .usageError,
-            ExitStatusDeclaration(.noInput, "the file cannot be read"),
-            .outputNotWritten,
-            .profileNotValid,
-            .stoppedReadingInterrupted,
-            .stoppedReadingTerminated,
-        ],
+        exitStatuses: .readingAFile(
+            success: "valid", noInput: "the file cannot be read", notValid: .profileNotValid),
         body: validate(_:context:))
 
     static let schemaDeclaration = CommandDeclaration(

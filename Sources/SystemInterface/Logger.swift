@@ -34,13 +34,6 @@ public struct Logger: Sendable {
         public var text: String
         /// Facts a program reads (`mechanism=ubx`), in the order given; the text is for people.
         public var metadata: [Metadata]
-
-        public init(level: Level, label: String, text: String, metadata: [Metadata] = []) {
-            self.level = level
-            self.label = label
-            self.text = text
-            self.metadata = metadata
-        }
     }
 
     public struct Metadata: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import CCurl
+import SystemInterface
 
 #if canImport(Glibc)
 import Glibc
@@ -26,17 +27,10 @@ enum CurlLibrary {
     /// Opens libcurl from `soname` (Debian's libcurl4 ships libcurl.so.4) for the ccurl_ functions; nil, or why
     /// not in words that say what to install.
     static func load(_ soname: String) -> HTTPRequesterError? {
-        var error = [CChar](repeating: 0, count: 512)
-        let result = ccurl_load_soname(soname, &error, error.count)
-        let cause = String(decoding: error.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
-        switch result {
-        case CCURL_LOADED: return nil
-        case CCURL_NO_FUNCTION:
-            return HTTPRequesterError(description: "libcurl4 is too old (\(cause)): upgrade it to upload to Traccar")
-        default:
-            return HTTPRequesterError(
-                description: "libcurl4 is not installed (\(cause)): install it to upload to Traccar")
-        }
+        let failure = LibraryOnFirstUse.failure(
+            package: "libcurl4", purpose: "upload to Traccar", loaded: CCURL_LOADED, noFunction: CCURL_NO_FUNCTION
+        ) { ccurl_load_soname(soname, &$0, $0.count) }
+        return failure.map { HTTPRequesterError(description: $0) }
     }
 }
 

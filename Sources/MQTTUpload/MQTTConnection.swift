@@ -27,15 +27,11 @@ enum MosquittoLibrary {
     /// Opens libmosquitto from `soname` (Debian's libmosquitto1 ships libmosquitto.so.1) for the cmosquitto_
     /// functions; nil, or why not in words that say what to install.
     static func load(_ soname: String) -> MQTTError? {
-        var error = [CChar](repeating: 0, count: 512)
-        let result = cmosquitto_load_soname(soname, &error, error.count)
-        let cause = String(decoding: error.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
-        switch result {
-        case CMOSQUITTO_LOADED: return nil
-        case CMOSQUITTO_NO_FUNCTION:
-            return MQTTError("libmosquitto1 is too old (\(cause)): upgrade it to upload to OwnTracks")
-        default: return MQTTError("libmosquitto1 is not installed (\(cause)): install it to upload to OwnTracks")
-        }
+        let failure = LibraryOnFirstUse.failure(
+            package: "libmosquitto1", purpose: "upload to OwnTracks", loaded: CMOSQUITTO_LOADED,
+            noFunction: CMOSQUITTO_NO_FUNCTION
+        ) { cmosquitto_load_soname(soname, &$0, $0.count) }
+        return failure.map(MQTTError.init)
     }
 
     /// libmosquitto's words for one of its error codes.

@@ -97,6 +97,18 @@ final class EmulatorRun {
     }
 
     func hasCommand(_ bytes: [UInt8]) -> Bool { receiver.commands.contains { $0.message.bytes == bytes } }
+
+    /// Once gpsd has two fixes, sends `command` and waits for the receiver to enter `state`; returns when it
+    /// did, on the receiver's clock.
+    @discardableResult
+    func enter(
+        _ state: EmulatedReceiver.PowerState, by command: [UInt8], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Double {
+        #expect(read { positionFixes.count >= 2 }, sourceLocation: sourceLocation)
+        try send(command)
+        #expect(waitFor(state), sourceLocation: sourceLocation)
+        return try #require(lastStart(of: state), sourceLocation: sourceLocation)
+    }
 }
 
 /// Serialized: each test is a few seconds, and a dozen gpsds at once on a loaded 2-core machine only make
@@ -169,10 +181,7 @@ final class EmulatorRun {
     /// first fix the model's hot time after the wake.
     @Test func ubloxGNSSStopAndStart() throws {
         let run = try EmulatorRun(.ublox8, model: .ublox8)
-        #expect(run.read { run.positionFixes.count >= 2 })
-        try run.send(UBXCommand.gnssStop.bytes)
-        #expect(run.waitFor(.standby))
-        let stoppedAt = try #require(run.lastStart(of: .standby))
+        let stoppedAt = try run.enter(.standby, by: UBXCommand.gnssStop.bytes)
         run.read(for: 1)
         #expect(run.fixes(from: stoppedAt).isEmpty, "epochs after the stop reached gpsd")
         try run.send(UBXCommand.gnssStart.bytes)
@@ -194,10 +203,7 @@ final class EmulatorRun {
 
     @Test func mediatekStandbyEndsWithAnyByte() throws {
         let run = try EmulatorRun(.mtk3339, model: .mt3339)
-        #expect(run.read { run.positionFixes.count >= 2 })
-        try run.send(PMTKCommand.standby.bytes)
-        #expect(run.waitFor(.standby))
-        let stoppedAt = try #require(run.lastStart(of: .standby))
+        let stoppedAt = try run.enter(.standby, by: PMTKCommand.standby.bytes)
         #expect(run.read { run.receiver.commands.count > 0 })
         run.read(for: 1)
         #expect(run.fixes(from: stoppedAt).isEmpty)
@@ -214,9 +220,7 @@ final class EmulatorRun {
     /// gpsd probing a device it (re)opens wakes an MTK in standby: the emulator keeps that behaviour.
     @Test func gpsdReopeningTheDeviceWakesAMediatekInStandby() throws {
         let run = try EmulatorRun(.mtk3339, model: .mt3339)
-        #expect(run.read { run.positionFixes.count >= 2 })
-        try run.send(PMTKCommand.standby.bytes)
-        #expect(run.waitFor(.standby))
+        try run.enter(.standby, by: PMTKCommand.standby.bytes)
         run.read(for: 0.3)
         #expect(run.receiver.powerState == .standby)
         let path = run.receiver.devicePath
@@ -229,10 +233,8 @@ final class EmulatorRun {
     /// by itself.
     @Test func ubloxBackupWakesOnAByteOrAfterItsDuration() throws {
         let run = try EmulatorRun(.ublox8, model: .ublox8, speed: 6)
-        #expect(run.read { run.positionFixes.count >= 2 })
-        try run.send(UBXCommand.backup(milliseconds: 0, force: true, wakeupSources: .uartRX).bytes)
-        #expect(run.waitFor(.backup))
-        let backupAt = try #require(run.lastStart(of: .backup))
+        let backupAt = try run.enter(
+            .backup, by: UBXCommand.backup(milliseconds: 0, force: true, wakeupSources: .uartRX).bytes)
         run.read(for: 0.5)
         #expect(run.fixes(from: backupAt).isEmpty)
         #expect(run.receiver.powerState == .backup, "woke with nothing to wake it")
@@ -249,10 +251,7 @@ final class EmulatorRun {
 
     @Test func ubloxPowerSaveIsAcknowledgedAndKeepsFixes() throws {
         let run = try EmulatorRun(.ublox8, model: .ublox8)
-        #expect(run.read { run.positionFixes.count >= 2 })
-        try run.send(UBXCommand.powerSetup(.balanced).bytes)
-        #expect(run.waitFor(.powerSave))
-        let since = try #require(run.lastStart(of: .powerSave))
+        let since = try run.enter(.powerSave, by: UBXCommand.powerSetup(.balanced).bytes)
         #expect(run.read(timeout: 10) { run.fixes(from: since + 1).contains { $0.hasPosition } })
         #expect(run.receiver.timeline.last?.milliamps == ReceiverModel.ublox8.current.powerSave)
     }
@@ -271,9 +270,7 @@ final class EmulatorRun {
 
     @Test func aReceiverThatLosesItsConfigurationWakesInFullPower() throws {
         let run = try EmulatorRun(.ublox8, model: .ublox8, faults: .init(losesConfigurationOnWake: true))
-        #expect(run.read { run.positionFixes.count >= 2 })
-        try run.send(UBXCommand.powerSetup(.balanced).bytes)
-        #expect(run.waitFor(.powerSave))
+        try run.enter(.powerSave, by: UBXCommand.powerSetup(.balanced).bytes)
         try run.send(UBXCommand.gnssStop.bytes)
         #expect(run.waitFor(.standby))
         try run.send(UBXCommand.gnssStart.bytes)

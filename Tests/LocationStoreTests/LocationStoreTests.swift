@@ -32,8 +32,7 @@ import Testing
     }
 
     @Test func idsAreNeverReusedAfterTheNewestRowsAreDeleted() throws {
-        try withDirectory { directory in
-            let store = try LocationStore(path: directory + "/store.sqlite", bounds: StoreBounds(maxAge: 1))
+        try withStore(bounds: StoreBounds(maxAge: 1)) { store in
             let first = try store.append(batch(0..<5), stored: UTCTime(seconds: 1_000))
             _ = try store.enforceBounds(now: UTCTime(seconds: 2_000))
             #expect(try allLocations(store).isEmpty)
@@ -43,8 +42,7 @@ import Testing
     }
 
     @Test func eventsReadBackAndSinceFilters() throws {
-        try withDirectory { directory in
-            let store = try LocationStore(path: directory + "/store.sqlite")
+        try withStore { store in
             for index in 0..<6 {
                 try store.appendEvent(
                     kind: "regime", detail: "tracking → paused, \"quoted\" #\(index)",
@@ -94,8 +92,7 @@ import Testing
 
 @Suite struct LocationStoreUploaderTests {
     @Test func eachUploaderReadsFromItsOwnPosition() throws {
-        try withDirectory { directory in
-            let store = try LocationStore(path: directory + "/store.sqlite")
+        try withStore { store in
             let rows = try store.append(batch(0..<10), stored: UTCTime(seconds: 1_000))
             try store.setUploaders(["mqtt", "http"])
             #expect(try store.pending(for: "mqtt", limit: 4) == Array(rows[0..<4]))
@@ -120,8 +117,7 @@ import Testing
     }
 
     @Test func aNewUploaderStartsAtTheOldestLocationKeptAndUnlistedOnesAreForgotten() throws {
-        try withDirectory { directory in
-            let store = try LocationStore(path: directory + "/store.sqlite", bounds: StoreBounds(maxAge: 100))
+        try withStore(bounds: StoreBounds(maxAge: 100)) { store in
             try store.setUploaders(["old"])
             let early = try store.append(batch(0..<5), stored: UTCTime(seconds: 1_000))
             let late = try store.append(batch(5..<8), stored: UTCTime(seconds: 1_500))
@@ -141,8 +137,7 @@ import Testing
     }
 
     @Test func anUploaderAddedToAnEmptiedStoreGetsOnlyNewLocations() throws {
-        try withDirectory { directory in
-            let store = try LocationStore(path: directory + "/store.sqlite", bounds: StoreBounds(maxAge: 10))
+        try withStore(bounds: StoreBounds(maxAge: 10)) { store in
             _ = try store.append(batch(0..<4), stored: UTCTime(seconds: 1_000))
             _ = try store.enforceBounds(now: UTCTime(seconds: 2_000))
             try store.setUploaders(["late"])

@@ -84,8 +84,7 @@ import Testing
     }
 
     @Test func maxAgeDeletesOldRowsOnlyOnceUploaded() throws {
-        try withDirectory { directory in
-            let store = try LocationStore(path: directory + "/store.sqlite", bounds: StoreBounds(maxAge: 3_600))
+        try withStore(bounds: StoreBounds(maxAge: 3_600)) { store in
             try store.setUploaders(["server"])
             let old = try store.append(batch(0..<10), stored: UTCTime(seconds: 10_000))
             let recent = try store.append(batch(10..<15), stored: UTCTime(seconds: 20_000))

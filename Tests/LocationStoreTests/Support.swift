@@ -35,6 +35,11 @@ func withDirectory<Result>(_ body: (String) throws -> Result) throws -> Result {
     return try body(directory.path)
 }
 
+/// A new store in a temporary directory, removed at the end.
+func withStore<Result>(bounds: StoreBounds = StoreBounds(), _ body: (LocationStore) throws -> Result) throws -> Result {
+    try withDirectory { directory in try body(LocationStore(path: directory + "/store.sqlite", bounds: bounds)) }
+}
+
 /// The names in `directory` that start with `prefix`.
 func entries(in directory: String, startingWith prefix: String) -> [String] {
     directoryEntries(directory).filter { $0.hasPrefix(prefix) }.sorted()

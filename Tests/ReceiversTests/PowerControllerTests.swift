@@ -110,6 +110,9 @@ struct ControllerScript {
 
     static func mediatek(_ path: String) -> ReceiverIdentity { ReceiverIdentity(path: path, driver: "MTK-3301") }
 
+    /// A receiver gpsd reads as plain NMEA.
+    static func nmea(_ path: String) -> ReceiverIdentity { ReceiverIdentity(path: path, driver: "NMEA0183") }
+
     static let start = ReceiverWrite.message(.ubx(UBXCommand.gnssStart))
     static let stop = ReceiverWrite.message(.ubx(UBXCommand.gnssStop))
     static let fullPower = ReceiverWrite.message(.ubx(UBXCommand.powerSetup(.fullPower)))
@@ -196,9 +199,7 @@ struct ControllerScript {
 
     @Test func ubloxNamedNMEAFirstIsWokenOnceGpsdNamesItsDriver() {
         let path = "/dev/ttyACM0"
-        var script = ControllerScript(
-            PowerControllerConfiguration(model: .ublox8),
-            identified: ReceiverIdentity(path: path, driver: "NMEA0183"))
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.nmea(path))
         #expect(script.controller.mechanism == .closeDevice)
         #expect(writes(script).isEmpty)
         // gpsd then switches it to binary and names the u-blox driver: commands from here on.
@@ -378,8 +379,7 @@ struct ControllerScript {
         #expect(script.others() == [.offerRegimes([.continuous, .off]), .setPower(true)])
         script.output(path, from: 1, to: 10, fixFrom: 3)
         #expect(script.events(.firstFixAfterWake).first?.seconds == 3)
-        script.send(
-            .receiverChanged(devicePath: path, identity: ReceiverIdentity(path: path, driver: "NMEA0183")), at: 4)
+        script.send(.receiverChanged(devicePath: path, identity: Self.nmea(path)), at: 4)
         #expect(script.events(.receiverIdentified).first?.detail.contains("gpio") == true)
 
         script.send(.regimeRequested(.off, reason: "paused"), at: 10)
@@ -430,9 +430,7 @@ struct ControllerScript {
     /// powered, churn gpsd's device, and only look like a saving. An off request is refused with the reason.
     @Test func aReceiverWithNoWayDownKeepsRunning() {
         let path = "/dev/ttyUSB0"
-        var script = ControllerScript(
-            PowerControllerConfiguration(model: .genericNMEA),
-            identified: ReceiverIdentity(path: path, driver: "NMEA0183"))
+        var script = ControllerScript(PowerControllerConfiguration(model: .genericNMEA), identified: Self.nmea(path))
         #expect(script.controller.mechanism == .closeDevice)
         #expect(script.offers == [[.continuous]])
         script.output(path, from: 1, to: 10, fixFrom: 1)
@@ -527,7 +525,7 @@ struct ControllerScript {
         script.holdInStandby("/dev/ttyACM0")
         script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
         script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
-        let generic = ReceiverIdentity(path: path, driver: "NMEA0183")
+        let generic = PowerControllerTests.nmea(path)
         if driverInTheActivation {
             script.send(.receiverChanged(devicePath: path, identity: generic), at: 40)
             script.send(.deviceActivated(devicePath: path), at: 40)

@@ -115,9 +115,9 @@ final class LogLines: Sendable {
         standIn.failNext(2, after: 2)
 
         let first = transport.send(batch, shouldStop: { false })
-        #expect(first.acknowledged == 2)
-        #expect(first.connectionsOpened == 1)
-        #expect(first.failure == "HTTP 500 from 127.0.0.1:\(standIn.port)")
+        #expect(
+            first == UploadOutcome(
+                acknowledged: 2, connectionsOpened: 1, failure: "HTTP 500 from 127.0.0.1:\(standIn.port)"))
 
         // As the uploader does: what was not acknowledged goes again, in order.
         var pending = Array(batch.dropFirst(first.acknowledged))
@@ -153,9 +153,9 @@ final class LogLines: Sendable {
         let elapsed = monotonicSeconds() - start
         #expect(elapsed < 2)
         #expect(elapsed >= 0.9)
-        #expect(outcome.acknowledged == 0)
-        #expect(outcome.connectionsOpened == 1)
-        #expect(outcome.failure == "timed out after 1 s waiting for 127.0.0.1:\(standIn.port)")
+        #expect(
+            outcome == UploadOutcome(
+                acknowledged: 0, connectionsOpened: 1, failure: "timed out after 1 s waiting for 127.0.0.1:\(standIn.port)"))
     }
 
     @Test func connectionRefusedThenAcceptedAgain() throws {
@@ -164,9 +164,9 @@ final class LogLines: Sendable {
         let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d"), log: { _ in })
         let batch = storedBatch(2)
         let refused = transport.send(batch, shouldStop: { false })
-        #expect(refused.acknowledged == 0)
-        #expect(refused.connectionsOpened == 1)
-        #expect(refused.failure == "connection refused by 127.0.0.1:\(standIn.port)")
+        #expect(
+            refused == UploadOutcome(
+                acknowledged: 0, connectionsOpened: 1, failure: "connection refused by 127.0.0.1:\(standIn.port)"))
 
         try standIn.acceptConnections()
         #expect(transport.send(batch, shouldStop: { false }) == UploadOutcome(acknowledged: 2, connectionsOpened: 1))

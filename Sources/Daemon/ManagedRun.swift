@@ -1,0 +1,139 @@
+import GPSModel
+import Lodestar
+import Synchronization
+import SystemInterface
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the service drives: one run of a setup, whose updates it takes on its own thread.
+public protocol DaemonRun: AnyObject {
+    /// Returns when an update or the end is waiting, or after `seconds`.
+    func waitForUpdates(seconds: Double)
+    /// The updates since the last take, and whether the run has ended.
+    func take() -> (updates: [LocationUpdate], finished: Bool)
+    /// Ended, with every update taken.
+    var isFinished: Bool { get }
+    /// Puts the receiver in the exit regime and ends the run; updates go on until it has.
+    func shutDown()
+    /// The failure that ended the run's capture, once; the run goes on without it.
+    func newCaptureFailure() -> String?
+    /// Closes the capture once the run has ended; what went wrong with it, if anything.
+    func finishCapture() -> String?
+}
+
+/// One `LocationManager` running a setup's profile against gpsd, and the updates it gave that the service has
+/// not taken.
+public final class ManagedRun: DaemonRun {
+    let manager: LocationManager
+    private let inbox = UpdateInbox()
+    private var shutDownAsked = false
+
+    /// The capture of the run, when the config asks for one.
+    let recorder: CaptureRecorder?
+
+    public init(setup: DaemonSetup, restoring location: Location?) {
+        let configuration = setup.configuration
+        let gpsd = configuration.gpsd
+        if let capture = configuration.outputs.capture {
+            let path = DaemonConfiguration.resolve(capture.path, under: configuration.stateDirectory)
+            // Its folder is made as the track's are; a failure shows as the recorder's own when it opens the file.
+            if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+                _ = DaemonService.makeDirectories(String(path[..<slash]))
+            }
+            var options = CaptureRecorder.Options(path: path)
+            options.host = gpsd.host
+            options.device = gpsd.device
+            options.note = "lodestar run, profile \(setup.profile.name)"
+            options.rotation = CaptureRecorder.Rotation(
+                maxBytes: capture.rotation.maxBytes, daily: capture.rotation.daily, keep: capture.rotation.keep)
+            recorder = CaptureRecorder(options: options)
+        } else {
+            recorder = nil
+        }
+        manager = LocationManager(
+            source: .gpsd(host: gpsd.host, port: gpsd.port, device: gpsd.device), profile: setup.profile,
+            power: setup.power, clockRate: setup.clockRate,
+            live: LiveOptions(
+                noFixInterval: configuration.status.noFixInterval, recorder: recorder,
+                recordsReceiverBytes: configuration.outputs.capture?.raw ?? false))
+        let inbox = inbox
+        // A callback rather than a task reading `updates`: the service's thread is not the cooperative pool's,
+        // and a blocked pool must not hold up the track.
+        manager.observeUpdates { update in
+            if let update { inbox.post(update) } else { inbox.finish() }
+        }
+        if let location { manager.restoreLastKnownLocation(location) }
+        let profile = setup.profile
+        if profile.updatesEnabled {
+            manager.startUpdatingLocation(profile.updates)
+            if let deferred = profile.deferred {
+                manager.allowDeferredLocationUpdates(untilTraveled: deferred.untilTraveled, timeout: deferred.timeout)
+            }
+        }
+        if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
+    }
+
+    public var isFinished: Bool { inbox.isFinished }
+
+    public func shutDown() {
+        guard !shutDownAsked else { return }
+        shutDownAsked = true
+        manager.shutdown()
+    }
+
+    public func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
+
+    public func finishCapture() -> String? {
+        guard let recorder, let failure = recorder.finish(), !reportedCaptureFailure else { return nil }
+        return "capture \(recorder.options.path): \(failure)"
+    }
+
+    private var reportedCaptureFailure = false
+
+    public func newCaptureFailure() -> String? {
+        guard !reportedCaptureFailure, let recorder, let failure = recorder.failure else { return nil }
+        reportedCaptureFailure = true
+        return "capture \(recorder.options.path): \(failure); the run goes on without a capture"
+    }
+    public func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
+}
+
+/// Updates handed from the manager's sequence to the service's thread, which sleeps until one comes.
+final class UpdateInbox: Sendable {
+    private let state = Mutex<(updates: [LocationUpdate], finished: Bool)>(([], false))
+    private let wakeUp = WakeUpPipe()
+
+    func post(_ update: LocationUpdate) {
+        state.withLock { $0.updates.append(update) }
+        wakeUp.signal()
+    }
+
+    func finish() {
+        state.withLock { $0.finished = true }
+        wakeUp.signal()
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished && $0.updates.isEmpty } }
+
+    func wait(seconds: Double) {
+        let pending = state.withLock { !$0.updates.isEmpty || $0.finished }
+        guard !pending else { return }
+        var descriptor = pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)
+        if wakeUp.descriptor < 0 {
+            sleepSeconds(min(seconds, 0.02))
+            return
+        }
+        // NaN or a wait past an hour from a skewed clock: never a trap in the Int32 conversion.
+        _ = poll(&descriptor, 1, Int32((seconds > 0 ? min(seconds, 3600) : 0) * 1000))
+        wakeUp.drain()
+    }
+
+    func take() -> (updates: [LocationUpdate], finished: Bool) {
+        state.withLock { state in
+            defer { state.updates.removeAll() }
+            return (state.updates, state.finished)
+        }
+    }
+}

@@ -108,12 +108,16 @@ let package = Package(
             dependencies: [
                 "Daemon", "Lodestar", "ReceiverEmulation", "Receivers", "GPIOLines", "Simulation", "Capture", "Policy",
                 "GPSD", "JSON", "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
-            ]),
+            ],
+            plugins: ["EmbedDemoCapture"]),
         .executableTarget(name: "LodestarMain", dependencies: ["LodestarCLI"]),
         // The emulated receiver on a pty as a process of its own, for the VM rig; never in the lodestar product.
         .executableTarget(
             name: "ReceiverEmulatorMain",
             dependencies: ["ReceiverEmulation", "Lodestar", "Capture", "Policy", "Receivers", "SystemInterface"]),
+        // The demo's capture compiled into LodestarCLI at build time, from the fixture (one copy of its bytes).
+        .executableTarget(name: "EmbedCapture", dependencies: ["Capture", "SystemInterface"]),
+        .plugin(name: "EmbedDemoCapture", capability: .buildTool(), dependencies: ["EmbedCapture"]),
         // Test targets follow the modules they test; TestSupport is their shared test utility module.
         .testTarget(name: "GPSModelTests", dependencies: ["GPSModel"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -16,7 +16,8 @@ public final class CaptureFileWriter: Sendable {
     public let syncInterval: Double
 
     private struct State {
-        var descriptor: Int32
+        /// Nil once closed.
+        var descriptor: FileDescriptor?
         var lastSync: Double
         var bytesWritten = 0
         var unsynced = false
@@ -30,9 +31,13 @@ public final class CaptureFileWriter: Sendable {
     public init(path: String, replacing: Bool, syncInterval: Double = 5) throws(SystemError) {
         self.path = path
         self.syncInterval = syncInterval
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_APPEND | (replacing ? O_TRUNC : O_EXCL)
-        let descriptor = retryingOnInterrupt { open(path, flags, 0o644) }
-        guard descriptor >= 0 else { throw SystemError("create", path) }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(
+                path, .writeOnly, options: [.create, .append, replacing ? .truncate : .exclusiveCreate])
+        } catch {
+            throw SystemError("create", path, code: error.rawValue)
+        }
         state = Mutex(State(descriptor: descriptor, lastSync: monotonicSeconds()))
     }
 
@@ -45,11 +50,12 @@ public final class CaptureFileWriter: Sendable {
     public func write(_ line: [UInt8]) throws(SystemError) {
         let result: SystemError? = state.withLock { state in
             if let failure = state.failure { return failure }
-            guard state.descriptor >= 0 else { return SystemError("write", path, code: EBADF) }
-            let ok = line.withUnsafeBytes { writeAll(state.descriptor, $0) }
-            if !ok {
-                // writeAll stops at the first error; errno is that error (ENOSPC, EFBIG, EIO…).
-                let failure = SystemError("write", path, code: errno == 0 ? EIO : errno)
+            guard let descriptor = state.descriptor else { return SystemError("write", path, code: EBADF) }
+            do throws(Errno) {
+                try descriptor.writeAll(line)
+            } catch {
+                // ENOSPC, EFBIG, EIO…: the file keeps what came before.
+                let failure = SystemError("write", path, code: error.rawValue)
                 state.failure = failure
                 return failure
             }
@@ -65,16 +71,13 @@ public final class CaptureFileWriter: Sendable {
     /// calls this while gpsd is quiet too, so the last lines do not wait for the next fix.
     public func syncIfDue(now: Double) throws(SystemError) {
         let result: SystemError? = state.withLock { state in
-            guard state.failure == nil, state.unsynced, state.descriptor >= 0, now - state.lastSync >= syncInterval
+            guard state.failure == nil, state.unsynced, let descriptor = state.descriptor,
+                now - state.lastSync >= syncInterval
             else { return nil }
             state.lastSync = now
             state.unsynced = false
-            if fsync(state.descriptor) != 0, errno != EINVAL {
-                let failure = SystemError("fsync", path)
-                state.failure = failure
-                return failure
-            }
-            return nil
+            state.failure = syncFailure(descriptor)
+            return state.failure
         }
         if let result { throw result }
     }
@@ -84,13 +87,22 @@ public final class CaptureFileWriter: Sendable {
     /// `fsync`s and closes; throws when either fails (data may not be on the disk).
     public func close() throws(SystemError) {
         let result: SystemError? = state.withLock { state in
-            guard state.descriptor >= 0 else { return nil }
-            defer { state.descriptor = -1 }
-            var failure: SystemError?
-            if fsync(state.descriptor) != 0, errno != EINVAL { failure = SystemError("fsync", path) }
-            if Glibc.close(state.descriptor) != 0, failure == nil { failure = SystemError("close", path) }
+            guard let descriptor = state.descriptor else { return nil }
+            state.descriptor = nil
+            var failure = syncFailure(descriptor)
+            do throws(Errno) { try descriptor.close() } catch {
+                failure = failure ?? SystemError("close", path, code: error.rawValue)
+            }
             return failure
         }
         if let result { throw result }
+    }
+
+    /// `fsync`'s failure; a file that cannot be synced (a pipe, /dev/null: EINVAL) has nothing to sync.
+    private func syncFailure(_ descriptor: FileDescriptor) -> SystemError? {
+        do { try descriptor.sync() } catch {
+            if error != Errno(rawValue: EINVAL) { return SystemError("fsync", path, code: error.rawValue) }
+        }
+        return nil
     }
 }

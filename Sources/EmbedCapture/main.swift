@@ -9,7 +9,7 @@ import SystemInterface
 
 func fail(_ message: String, exitCode: Int32) -> Never {
     let line = "embed-capture: " + message + "\n"
-    _ = line.utf8.withContiguousStorageIfAvailable { writeAll(2, UnsafeRawBufferPointer($0)) }
+    try? FileDescriptor(rawValue: 2).writeAll(Array(line.utf8))
     exit(exitCode)
 }
 
@@ -43,9 +43,10 @@ while start < encoded.count {
     start = end
 }
 source += "\"\"\"\n}\n"
-let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-guard descriptor >= 0 else { fail("cannot write \(output): \(Errno.current)", exitCode: 73) }
-let written = source.utf8.withContiguousStorageIfAvailable { writeAll(descriptor, UnsafeRawBufferPointer($0)) }
-guard written == true, close(descriptor) == 0 else {
-    fail("cannot write \(output): \(Errno.current)", exitCode: 74)
+do throws(Errno) {
+    let file = try FileDescriptor.open(output, .writeOnly, options: [.create, .truncate])
+    try file.writeAll(Array(source.utf8))
+    try file.close()
+} catch {
+    fail("cannot write \(output): \(error)", exitCode: 73)
 }

@@ -71,16 +71,15 @@ public func sleepSeconds(_ seconds: Double) {
     while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
 }
 
-/// Writes all of `bytes` to a blocking descriptor.
+/// Writes all of `bytes` to a blocking descriptor; false when a write failed (errno says why).
 package func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-    var offset = 0
-    while offset < bytes.count {
-        guard let base = bytes.baseAddress else { return false }
-        let written = retryingOnInterrupt { write(descriptor, base + offset, bytes.count - offset) }
-        if written <= 0 { return false }
-        offset += written
+    do {
+        try FileDescriptor(rawValue: descriptor).writeAll(bytes)
+        return true
+    } catch {
+        errno = error.rawValue
+        return false
     }
-    return true
 }
 
 /// Reads a whole file (a log, a pid file, a capture); nil when it cannot be read.
@@ -231,29 +230,29 @@ public final class ReadableFile {
     public let path: String
     /// A regular file: its reads never wait, and its size is known.
     public let isRegularFile: Bool
-    private var descriptor: Int32
+    private var descriptor: FileDescriptor?
     private let shouldStop: () -> Bool
 
     public init(path: String, shouldStop: @escaping () -> Bool = { false }) throws(SystemError) {
         self.path = path
         self.shouldStop = shouldStop
-        let opened = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard opened >= 0 else { throw SystemError("open", path) }
-        var status = stat()
-        guard fstat(opened, &status) == 0 else {
-            let failure = SystemError("fstat", path)
-            Glibc.close(opened)
-            throw failure
+        let opened: FileDescriptor
+        do { opened = try FileDescriptor.open(path, .readOnly, options: .nonBlocking) } catch {
+            throw SystemError("open", path, code: error.rawValue)
         }
-        let type = status.st_mode & S_IFMT
+        let type: mode_t
+        do { type = try opened.status().st_mode & S_IFMT } catch {
+            try? opened.close()
+            throw SystemError("fstat", path, code: error.rawValue)
+        }
         if type == S_IFDIR {
-            Glibc.close(opened)
+            try? opened.close()
             throw SystemError("read", path, code: EISDIR)
         }
         isRegularFile = type == S_IFREG
         if isRegularFile {
             // A regular file never waits; blocking reads keep the plain read loop.
-            _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
+            _ = fcntl(opened.rawValue, F_SETFL, fcntl(opened.rawValue, F_GETFL) & ~O_NONBLOCK)
         }
         descriptor = opened
     }
@@ -263,14 +262,14 @@ public final class ReadableFile {
         path = name
         isRegularFile = false
         shouldStop = { false }
-        self.descriptor = descriptor
+        self.descriptor = FileDescriptor(rawValue: descriptor)
     }
 
     /// Up to `count` bytes, empty at the end, nil when nothing came within `timeout` seconds, so the reader
     /// can look at its own stop between reads.
     public func read(upTo count: Int, timeout: Double) throws(SystemError) -> [UInt8]? {
-        guard descriptor >= 0 else { throw SystemError("read", path, code: EBADF) }
-        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard let descriptor else { throw SystemError("read", path, code: EBADF) }
+        var request = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let ready = retryingOnInterrupt { Glibc.poll(&request, 1, Int32(max(0, timeout) * 1000)) }
         if ready < 0 { throw SystemError("poll", path) }
         if ready == 0 { return nil }
@@ -279,16 +278,17 @@ public final class ReadableFile {
 
     /// Up to `buffer.count` bytes: the count, 0 at the end. EINTR (`isStop`) when a stop came while waiting.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
-        guard descriptor >= 0 else { throw SystemError("read", path, code: EBADF) }
+        guard let descriptor else { throw SystemError("read", path, code: EBADF) }
         while true {
-            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
-            let code = errno
-            guard code == EINTR || code == EAGAIN || code == EWOULDBLOCK else { throw SystemError("read", path) }
+            let failure: Errno
+            do { return try descriptor.read(into: buffer, retryOnInterrupt: false) } catch { failure = error }
+            guard failure == .interrupted || failure == .wouldBlock else {
+                throw SystemError("read", path, code: failure.rawValue)
+            }
             if stopRequested { throw SystemError("read", path, code: EINTR, detail: "stopped by a signal") }
-            if code == EINTR { continue }
+            if failure == .interrupted { continue }
             // Nothing yet from a FIFO or device: wait a slice, then look at the stop flag again.
-            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            var waiting = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
             _ = poll(&waiting, 1, 200)
         }
     }
@@ -313,9 +313,8 @@ public final class ReadableFile {
     }
 
     public func close() {
-        guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)
-        descriptor = -1
+        try? descriptor?.close()
+        descriptor = nil
     }
 
     deinit { close() }

@@ -25,7 +25,8 @@ public final class RotatingFile {
     /// write(2), replaceable so a test can make a write stop short.
     package var writeBytes: (Int32, UnsafeRawPointer, Int) -> Int = { Glibc.write($0, $1, $2) }
 
-    private var descriptor: Int32 = -1
+    /// Nil while no file is open.
+    private var descriptor: FileDescriptor?
     /// Bytes in the open file: where the next line starts.
     private var size: Int64 = 0
     /// When the open file was started (named so when set aside) and its UTC day.
@@ -63,18 +64,18 @@ public final class RotatingFile {
 
     /// The fsync cadence and the midnight rotation without a line to write.
     public func tick(now: UTCTime) throws(OutputFailure) {
-        guard descriptor >= 0 else { return }
+        guard descriptor != nil else { return }
         if unsynced, lastSync.map({ now.interval(since: $0) >= fsyncInterval }) ?? true { try sync(now: now) }
         if rotation.daily, size > 0, utcDay(of: now) != utcDay(of: started) { try rotate(now: now) }
     }
 
     /// Syncs and closes; the next `append` opens the file again.
     public func close() {
-        guard descriptor >= 0 else { return }
-        if unsynced, fsync(descriptor) == 0 { syncCount += 1 }
+        guard let descriptor else { return }
+        if unsynced, (try? descriptor.sync()) != nil { syncCount += 1 }
         unsynced = false
-        _ = Glibc.close(descriptor)
-        descriptor = -1
+        try? descriptor.close()
+        self.descriptor = nil
     }
 
     /// The set-aside files of this path, oldest first.
@@ -87,15 +88,18 @@ public final class RotatingFile {
     // MARK: - Opening, writing, rotating
 
     private func openIfNeeded(now: UTCTime) throws(OutputFailure) {
-        guard descriptor < 0 else { return }
+        guard descriptor == nil else { return }
         do { try makeDirectories(parentDirectory(of: path)) } catch { throw failure(error.code) }
-        let opened = retryingOnInterrupt { open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644) }
-        guard opened >= 0 else { throw failure(errno) }
-        var status = stat()
-        guard fstat(opened, &status) == 0 else {
-            let code = errno
-            _ = Glibc.close(opened)
-            throw failure(code)
+        let opened: FileDescriptor
+        let status: stat
+        do throws(Errno) {
+            opened = try FileDescriptor.open(path, .writeOnly, options: [.append, .create])
+            do { status = try opened.status() } catch {
+                try? opened.close()
+                throw error
+            }
+        } catch {
+            throw failure(error.rawValue)
         }
         descriptor = opened
         size = Int64(status.st_size)
@@ -106,11 +110,12 @@ public final class RotatingFile {
 
     /// Writes all of `bytes` at the end, or cuts the file back to where it was and throws.
     private func writeWhole(_ bytes: [UInt8]) throws(OutputFailure) {
+        guard let descriptor else { throw failure(EBADF) }
         var offset = 0
         var code: Int32 = 0
         bytes.withUnsafeBytes { buffer in
             while offset < buffer.count, let base = buffer.baseAddress {
-                let written = retryingOnInterrupt { writeBytes(descriptor, base + offset, buffer.count - offset) }
+                let written = retryingOnInterrupt { writeBytes(descriptor.rawValue, base + offset, buffer.count - offset) }
                 if written <= 0 {
                     code = written == 0 ? EIO : errno
                     return
@@ -123,18 +128,22 @@ public final class RotatingFile {
             return
         }
         // Half a line must not stay in the file: cut back, and reopen on the next try (the file may be gone).
-        if offset > 0 { _ = ftruncate(descriptor, off_t(size)) }
-        _ = Glibc.close(descriptor)
-        descriptor = -1
+        if offset > 0 { try? descriptor.truncate(to: size) }
+        try? descriptor.close()
+        self.descriptor = nil
         unsynced = false
         throw failure(code)
     }
 
     private func sync(now: UTCTime) throws(OutputFailure) {
-        let synced = fsync(descriptor) == 0
-        // Devices without fsync (a pipe, /dev/null) have nothing to sync.
-        guard synced || errno == EINVAL || errno == EROFS else { throw failure(errno) }
-        if synced { syncCount += 1 }
+        guard let descriptor else { return }
+        do throws(Errno) {
+            try descriptor.sync()
+            syncCount += 1
+        } catch {
+            // Devices without fsync (a pipe, /dev/null) have nothing to sync.
+            guard error.rawValue == EINVAL || error.rawValue == EROFS else { throw failure(error.rawValue) }
+        }
         unsynced = false
         lastSync = now
     }

@@ -70,7 +70,7 @@ private struct ProfileReader {
 
     init(document: JSONValue) { self.document = document }
 
-    private static func join(_ parent: String, _ key: String) -> String { parent.isEmpty ? key : "\(parent).\(key)" }
+    private static func join(_ parent: String, _ key: String) -> String { ProfileSchema.Node.join(parent, key) }
 
     private mutating func report(_ path: String, _ problem: String, allowed: String? = nil) {
         problems.append(ProfileProblem(keyPath: path, problem: problem, allowed: allowed))
@@ -86,35 +86,11 @@ private struct ProfileReader {
                 allowed: "an object with keys: \(keys.joined(separator: ", "))")
             return nil
         }
-        var result: [String: JSONValue] = [:]
-        for (key, member) in members {
-            guard keys.contains(key) else {
-                let suggestion = Self.closest(to: key, in: keys).map { "unknown key (did you mean '\($0)'?)" }
-                report(Self.join(path, key), suggestion ?? "unknown key", allowed: keys.joined(separator: ", "))
-                continue
-            }
-            result[key] = member
+        let checked = ConfigurationMembers(members, allowed: keys)
+        for (key, suggestion) in checked.unknown {
+            report(Self.join(path, key), ConfigurationMembers.unknownKey(suggestion), allowed: keys.joined(separator: ", "))
         }
-        return result
-    }
-
-    /// A known key within two edits of a mistyped one ("maximumage", "windw").
-    private static func closest(to key: String, in keys: [String]) -> String? {
-        func distance(_ a: [Character], _ b: [Character]) -> Int {
-            var previous = Array(0...b.count)
-            for (i, x) in a.enumerated() {
-                var current = [i + 1]
-                for (j, y) in b.enumerated() {
-                    current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-                }
-                previous = current
-            }
-            return previous[b.count]
-        }
-        let lowered = Array(key.lowercased())
-        let scored = keys.map { ($0, distance(lowered, Array($0.lowercased()))) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return nil }
-        return best.0
+        return checked.known
     }
 
     mutating func profile(base: Profile) -> Profile {

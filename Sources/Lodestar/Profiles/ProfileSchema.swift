@@ -10,31 +10,13 @@ struct ProfileKey {
         case number(ConfigurationNumber<Profile>)
         case flag(WritableKeyPath<Profile, Bool>)
         /// One of an enumeration's raw values.
-        case choice(Choice)
+        case choice(ConfigurationChoice<Profile>)
         /// A string; `check` says what is wrong with one that is a string but not allowed, and what is.
         case text(WritableKeyPath<Profile, String>, check: (String) -> (problem: String, allowed: String)?)
         /// `receiver.model`: a built-in model's name; reading it replaces the whole receiver, so it comes first.
         case model
         /// `receiver.supportedRegimes`.
         case regimes
-    }
-
-    struct Choice {
-        var names: [String]
-        var get: (Profile) -> String
-        /// False when `name` is none of `names`.
-        var set: (inout Profile, String) -> Bool
-
-        init<Value: RawRepresentable & CaseIterable>(_ path: WritableKeyPath<Profile, Value>)
-        where Value.RawValue == String {
-            names = Value.allCases.map(\.rawValue)
-            get = { $0[keyPath: path].rawValue }
-            set = { profile, name in
-                guard let value = Value(rawValue: name) else { return false }
-                profile[keyPath: path] = value
-                return true
-            }
-        }
     }
 
     var path: String
@@ -215,37 +197,9 @@ package enum ProfileSchema {
     }
 
     /// The keys as a tree of objects: members in the order of `keys`.
-    indirect enum Node {
-        case key(ProfileKey)
-        case object(path: String, members: [(name: String, node: Node)])
+    typealias Node = ConfigurationTree<ProfileKey>
 
-        /// The member names of an object, in order; empty for a key.
-        var memberNames: [String] {
-            if case .object(_, let members) = self { return members.map(\.name) }
-            return []
-        }
-    }
-
-    static var tree: Node {
-        Node.object(
-            path: "", members: members(of: "", keys.map { ($0.path.split(separator: ".").map(String.init), $0) }))
-    }
-
-    private static func members(of path: String, _ keys: [([String], ProfileKey)]) -> [(name: String, node: Node)] {
-        var names: [String] = []
-        var groups: [String: [([String], ProfileKey)]] = [:]
-        for (components, key) in keys {
-            guard let head = components.first else { continue }
-            if groups[head] == nil { names.append(head) }
-            groups[head, default: []].append((Array(components.dropFirst()), key))
-        }
-        return names.map { name in
-            let group = groups[name] ?? []
-            let memberPath = path.isEmpty ? name : "\(path).\(name)"
-            if group.count == 1, let (rest, key) = group.first, rest.isEmpty { return (name, .key(key)) }
-            return (name, .object(path: memberPath, members: members(of: memberPath, group)))
-        }
-    }
+    static var tree: Node { Node(keys, path: \.path) }
 }
 
 extension Profile {
@@ -319,16 +273,9 @@ extension ProfileSchema {
         return (components.joined(separator: "."), instance)
     }
 
-    private static func row(_ cells: String...) -> String {
-        "| " + cells.map { $0.isEmpty ? "—" : $0 }.joined(separator: " | ") + " |"
-    }
+    private static func row(_ cells: String...) -> String { ConfigurationMarkdown.row(cells) }
 
-    private static func text(_ value: JSONValue) -> String {
-        switch value {
-        case .number(let number): JSONWriter.numberText(number)
-        default: "`" + JSONWriter.text(value).dropLast() + "`"
-        }
-    }
+    private static func text(_ value: JSONValue) -> String { ConfigurationMarkdown.value(value) }
 
     private static func type(_ kind: ProfileKey.Kind) -> String {
         switch kind {
@@ -351,7 +298,7 @@ extension ProfileSchema {
     }
 
     private static func allowed(_ key: ProfileKey) -> String {
-        func quoted(_ names: [String]) -> String { names.map { "`\($0)`" }.joined(separator: ", ") }
+        let quoted = ConfigurationMarkdown.quoted
         switch key.kind {
         case .number(let number):
             let range =

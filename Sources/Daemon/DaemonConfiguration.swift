@@ -3,7 +3,7 @@ import Policy
 import SystemInterface
 
 /// What `lodestar run` does, as read from its config file (docs/config.md) and flags. Every member has the
-/// default an empty config `{}` gives; `DaemonConfigurationReader` (DaemonConfigurationFile.swift) reads and
+/// default an empty config `{}` gives; `DaemonConfigurationReader` (DaemonConfigurationReader.swift) reads and
 /// validates a file into one.
 public struct DaemonConfiguration: Sendable, Equatable {
     /// The default config file.

@@ -4,19 +4,20 @@ import Daemon
     import Glibc
 #endif
 
-/// `lodestar config validate|show`: checking `lodestar run`'s config file, and the configuration it gives
-/// with every default written out. Both take `run`'s flags, so they answer for a whole `run` command line.
+/// `lodestar config validate|show|schema`: checking `lodestar run`'s config file, the configuration it gives
+/// with every default written out, and the tables of its keys. Both take `run`'s flags, so they answer for a whole `run` command line.
 enum ConfigCommand {
     static let declaration = CommandDeclaration(
         path: ["config"],
-        abstract: "check lodestar run's config file and show the configuration it gives",
+        abstract: "check lodestar run's config file, show the configuration it gives and print its schema",
         discussion: """
             lodestar run reads its settings from a JSON config file, /etc/lodestar/lodestar.json unless --config
             names another; every key, its default and range are in docs/config.md. Both subcommands take the
             flags of lodestar run, so they check or show what that command line would run with.
             """,
-        subcommands: [validateDeclaration, showDeclaration],
-        exitStatuses: ExitStatusDeclaration.union([validateDeclaration, showDeclaration].map(\.exitStatuses)))
+        subcommands: [validateDeclaration, showDeclaration, schemaDeclaration],
+        exitStatuses: ExitStatusDeclaration.union(
+            [validateDeclaration, showDeclaration, schemaDeclaration].map(\.exitStatuses)))
 
     static let validateDeclaration = CommandDeclaration(
         path: ["config", "validate"],
@@ -51,6 +52,21 @@ enum ConfigCommand {
             success: "ok", noInput: "the config file named by --config does not exist or cannot be read",
             notValid: .configNotValid),
         body: show(_:context:))
+
+    static let schemaDeclaration = CommandDeclaration(
+        path: ["config", "schema"],
+        abstract: "print the tables of every key (type, default, allowed values) as Markdown",
+        discussion: """
+            Prints the tables of every key a config file may hold, as Markdown: its key path, type, default, the
+            values allowed and what it does. docs/config.md holds these tables between its 'generated' markers
+            (scripts/update-profiles-doc puts them there).
+            """,
+        exitStatuses: [ExitStatusDeclaration(.success, "ok"), .usageError, .outputNotWritten],
+        body: schema(_:context:))
+
+    static func schema(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
+        write(DaemonConfigurationSchema.markdown, context: context) ? .success : .ioError
+    }
 
     static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         var source = try RunConfigurationSource(parsed, context: context)

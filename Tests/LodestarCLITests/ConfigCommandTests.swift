@@ -1,3 +1,4 @@
+import Daemon
 import Foundation
 import Testing
 
@@ -209,6 +210,40 @@ private func document(_ text: String) throws -> Document {
         guard case .failure(.notFound) = named.load() else {
             Issue.record("a named missing file loaded")
             return
+        }
+    }
+
+    /// docs/config.md's tables of keys are what the schema generates: change a key, then run
+    /// scripts/update-profiles-doc.
+    @Test func theDocumentedTablesAreTheGeneratedOnes() throws {
+        let document = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/config.md"), encoding: .utf8)
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let begin = try #require(lines.firstIndex(of: DaemonConfigurationSchema.markdownBegin))
+        let end = try #require(lines[begin...].firstIndex(of: DaemonConfigurationSchema.markdownEnd))
+        let documented = lines[(begin + 1)..<end].map { $0 + "\n" }.joined()
+        #expect(documented == DaemonConfigurationSchema.markdown, "regenerate: scripts/update-profiles-doc")
+        let (code, printed, _) = run(["config", "schema"])
+        #expect(code == 0)
+        #expect(printed == DaemonConfigurationSchema.markdown)
+        // Every key `config show` writes (every section on) has its row.
+        let folder = try ConfigFolder()
+        let everySection = try folder.file(
+            "all.json",
+            """
+            {"outputs": {"stdout": true, "capture": true},
+             "upload": {"owntracks": {"user": "u", "device": "d"}, "traccar": {"url": "http://t:5055", "deviceID": "x"}}}
+            """)
+        let (shown, text, error) = run(["config", "show", "--config", everySection])
+        try #require(shown == 0, "\(error)")
+        var leaves: [String] = []
+        func walk(_ value: Any, _ path: String) {
+            guard let object = value as? [String: Any] else { return leaves.append(path) }
+            for (key, member) in object { walk(member, path.isEmpty ? key : path + "." + key) }
+        }
+        walk(try JSONSerialization.jsonObject(with: Data(text.utf8)), "")
+        #expect(leaves.count > 50)
+        for leaf in leaves {
+            #expect(DaemonConfigurationSchema.markdown.contains("| `\(leaf)` |"), "\(leaf) has no row in docs/config.md")
         }
     }
 }

@@ -68,8 +68,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
             Set(commandPaths.map { $0.joined(separator: " ") }) == [
                 "", "watch", "demo", "record", "import", "replay", "profiles", "profiles list", "profiles show",
                 "profiles validate", "profiles schema", "receiver", "receiver identify", "receiver sleep",
-                "receiver wake", "receiver test", "run", "status", "config", "config validate", "config show", "store",
-                "store export",
+                "receiver wake", "receiver test", "run", "status", "config", "config validate", "config show",
+                "config schema", "store", "store export",
             ])
     }
 

@@ -61,7 +61,7 @@ extension DaemonConfigurationSchema {
 
         init() {
             var configuration = DaemonConfiguration()
-            for section in DaemonConfigurationSchema.sections { section.setDefaults(&configuration) }
+            for section in DaemonConfigurationSchema.sections { section.setOn(&configuration) }
             everyDefault = configuration
         }
 

@@ -72,27 +72,17 @@ struct DaemonConfigurationKey {
 
 /// An object that may be off (an output, the store, an uploader): null or false turn it off, true (where
 /// `trueGivesDefaults`) turns it on with its defaults, an object sets its keys over the defaults.
-struct DaemonConfigurationSection {
-    var path: String
-    /// What off means, for the problems: "off", "no store", "none".
-    var off: String
-    var trueGivesDefaults: Bool
-    var meaning: String
-    var isOn: (DaemonConfiguration) -> Bool
-    var setOff: (inout DaemonConfiguration) -> Void
-    var setDefaults: (inout DaemonConfiguration) -> Void
+typealias DaemonConfigurationSection = ConfigurationOptionalObject<DaemonConfiguration>
 
+extension ConfigurationOptionalObject where Root == DaemonConfiguration {
     init<Section: DefaultSection>(
         _ path: String, _ keyPath: WritableKeyPath<DaemonConfiguration, Section?>, off: String = "off",
         trueGivesDefaults: Bool = true, _ meaning: String
     ) {
-        self.path = path
-        self.off = off
-        self.trueGivesDefaults = trueGivesDefaults
-        self.meaning = meaning
-        isOn = { $0[keyPath: keyPath] != nil }
-        setOff = { $0[keyPath: keyPath] = nil }
-        setDefaults = { $0[keyPath: keyPath] = Section() }
+        self.init(
+            path, offMeans: off, trueGivesDefaults: trueGivesDefaults, meaning: meaning,
+            isOn: { $0[keyPath: keyPath] != nil }, setOff: { $0[keyPath: keyPath] = nil },
+            setOn: { $0[keyPath: keyPath] = Section() })
     }
 }
 

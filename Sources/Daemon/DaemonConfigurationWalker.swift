@@ -66,15 +66,15 @@ struct DaemonConfigurationWalker {
                         section.setOff(&configuration)
                         continue
                     case .bool(true) where section.trueGivesDefaults:
-                        section.setDefaults(&configuration)
+                        section.setOn(&configuration)
                         continue
                     case .object:
-                        section.setDefaults(&configuration)
+                        section.setOn(&configuration)
                     default:
                         let onWithDefaults = section.trueGivesDefaults ? "true for the defaults, " : ""
                         report(
                             memberPath,
-                            "is \(value.typeName), not an object (allowed: null or false for \(section.off), "
+                            "is \(value.typeName), not an object (allowed: null or false for \(section.offMeans), "
                                 + "\(onWithDefaults)or an object with keys: \(member.memberNames.joined(separator: ", ")))")
                         continue
                     }

@@ -118,6 +118,34 @@ package struct ConfigurationChoice<Root> {
     }
 }
 
+/// An object of a config file that may be off instead: a profile's `deferred` (null), an output of the daemon's
+/// (null or false, or `true` for its defaults).
+package struct ConfigurationOptionalObject<Root> {
+    package var path: String
+    /// What off means: "no deferral", "no store".
+    package var offMeans: String
+    package var meaning: String
+    /// Whether `true` turns it on with its defaults; else only an object does.
+    package var trueGivesDefaults: Bool
+    package var isOn: (Root) -> Bool
+    package var setOff: (inout Root) -> Void
+    /// Makes it present with its defaults, before its members are read.
+    package var setOn: (inout Root) -> Void
+
+    package init(
+        _ path: String, offMeans: String, trueGivesDefaults: Bool = false, meaning: String,
+        isOn: @escaping (Root) -> Bool, setOff: @escaping (inout Root) -> Void, setOn: @escaping (inout Root) -> Void
+    ) {
+        self.path = path
+        self.offMeans = offMeans
+        self.meaning = meaning
+        self.trueGivesDefaults = trueGivesDefaults
+        self.isOn = isOn
+        self.setOff = setOff
+        self.setOn = setOn
+    }
+}
+
 /// The cells of the generated tables of keys.
 package enum ConfigurationMarkdown {
     /// `| a | b |`, an empty cell written `—`.

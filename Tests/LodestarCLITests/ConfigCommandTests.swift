@@ -216,11 +216,8 @@ private func document(_ text: String) throws -> Document {
     /// docs/config.md's tables of keys are what the schema generates: change a key, then run
     /// scripts/update-profiles-doc.
     @Test func theDocumentedTablesAreTheGeneratedOnes() throws {
-        let document = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/config.md"), encoding: .utf8)
-        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let begin = try #require(lines.firstIndex(of: DaemonConfigurationSchema.markdownBegin))
-        let end = try #require(lines[begin...].firstIndex(of: DaemonConfigurationSchema.markdownEnd))
-        let documented = lines[(begin + 1)..<end].map { $0 + "\n" }.joined()
+        let documented = try generatedLines(
+            of: "docs/config.md", DaemonConfigurationSchema.markdownBegin, DaemonConfigurationSchema.markdownEnd)
         #expect(documented == DaemonConfigurationSchema.markdown, "regenerate: scripts/update-profiles-doc")
         let (code, printed, _) = run(["config", "schema"])
         #expect(code == 0)

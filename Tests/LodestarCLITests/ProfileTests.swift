@@ -352,16 +352,21 @@ private func parse(_ text: String) throws -> Profile {
     }
 }
 
+/// The lines of the repository's `document` between the lines `begin` and `end`, each with its newline: where
+/// docs/profiles.md and docs/config.md hold the tables their schemas generate.
+func generatedLines(of document: String, _ begin: String, _ end: String) throws -> String {
+    let text = try String(contentsOf: repositoryRoot.appendingPathComponent(document), encoding: .utf8)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    let first = try #require(lines.firstIndex(of: begin), "\(document) lacks \(begin)")
+    let last = try #require(lines[first...].firstIndex(of: end), "\(document) lacks \(end)")
+    return lines[(first + 1)..<last].map { $0 + "\n" }.joined()
+}
+
 @Suite struct ProfileSchemaTests {
     /// docs/profiles.md's table of keys is what the schema generates: change a key, then run
     /// scripts/update-profiles-doc.
     @Test func theDocumentedTableIsTheGeneratedOne() throws {
-        let document = try String(
-            contentsOf: repositoryRoot.appendingPathComponent("docs/profiles.md"), encoding: .utf8)
-        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let begin = try #require(lines.firstIndex(of: ProfileSchema.markdownBegin))
-        let end = try #require(lines[begin...].firstIndex(of: ProfileSchema.markdownEnd))
-        let documented = lines[(begin + 1)..<end].map { $0 + "\n" }.joined()
+        let documented = try generatedLines(of: "docs/profiles.md", ProfileSchema.markdownBegin, ProfileSchema.markdownEnd)
         #expect(documented == ProfileSchema.markdownTable, "regenerate: scripts/update-profiles-doc")
         let (code, printed, _) = run(["profiles", "schema"])
         #expect(code == 0)

@@ -16,7 +16,7 @@ extension Profile {
         switch node {
         case .key(let key): return key.jsonValue(in: profile)
         case .object(let path, let members):
-            if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == path }), nullable.isNull(profile)
+            if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == path }), !nullable.isOn(profile)
             {
                 return .null
             }
@@ -116,17 +116,17 @@ private struct ProfileReader {
             case .object:
                 if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == memberPath }) {
                     if case .null = value {
-                        nullable.setNull(&profile)
+                        nullable.setOff(&profile)
                         continue
                     }
                     guard case .object = value else {
                         _ = object(value, at: memberPath, keys: member.memberNames)
                         problems[problems.count - 1].allowed =
-                            "null (\(nullable.nullMeans)), or an object with keys: "
+                            "null (\(nullable.offMeans)), or an object with keys: "
                             + member.memberNames.joined(separator: ", ")
                         continue
                     }
-                    nullable.setEmpty(&profile)
+                    nullable.setOn(&profile)
                 }
                 read(member, value, at: memberPath, into: &profile)
             }

@@ -66,17 +66,6 @@ struct ProfileKey {
     }
 }
 
-/// An object of a profile file that may be `null` instead (`deferred`).
-struct NullableObject {
-    var path: String
-    var nullMeans: String
-    var meaning: String
-    var isNull: (Profile) -> Bool
-    var setNull: (inout Profile) -> Void
-    /// Makes the object present with every member null, before its members are read.
-    var setEmpty: (inout Profile) -> Void
-}
-
 package enum ProfileSchema {
     static let nameRule = "a name of letters, digits, '-', '_' and '.', not starting with '.' (at most 64)"
 
@@ -186,13 +175,14 @@ package enum ProfileSchema {
         return top + afterDesiredAccuracy + middle + policyKeys + receiverKeys
     }
 
-    static var nullableObjects: [NullableObject] {
+    /// The objects of a profile file that may be `null` instead.
+    static var nullableObjects: [ConfigurationOptionalObject<Profile>] {
         [
-            NullableObject(
-                path: "deferred", nullMeans: "no deferral",
-                meaning: "deferred updates (batching) allowed while updating",
-                isNull: { $0.deferred == nil }, setNull: { $0.deferred = nil },
-                setEmpty: { $0.deferred = Profile.DeferredUpdates(untilTraveled: nil, timeout: nil) })
+            ConfigurationOptionalObject(
+                "deferred", offMeans: "no deferral", meaning: "deferred updates (batching) allowed while updating",
+                isOn: { $0.deferred != nil }, setOff: { $0.deferred = nil },
+                // Present with every member null, before its members are read.
+                setOn: { $0.deferred = Profile.DeferredUpdates(untilTraveled: nil, timeout: nil) })
         ]
     }
 
@@ -237,7 +227,7 @@ extension ProfileSchema {
                 let object = nullables.remove(at: index)
                 lines.append(
                     row(
-                        "`\(object.path)`", "object or null", "", "`null` or an object", "`null`", object.nullMeans,
+                        "`\(object.path)`", "object or null", "", "`null` or an object", "`null`", object.offMeans,
                         object.meaning))
             }
             let values = instances.map { instance in

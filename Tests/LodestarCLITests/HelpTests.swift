@@ -254,7 +254,8 @@ private func runFailingOutput(_ arguments: [String]) -> Int32 {
         let cases: [[String]] = commandPaths.map { $0 + ["--help"] } + [
             ["--version"], ["profiles", "show", "car"], ["profiles", "list"], ["profiles", "schema"],
             ["profiles", "validate", "car"], ["config", "show", "--config", examplesConfig],
-            ["config", "validate", "--config", examplesConfig], ["replay", capture, "--format", "jsonl"],
+            ["config", "validate", "--config", examplesConfig], ["config", "schema"],
+            ["replay", capture, "--format", "jsonl"],
             ["replay", capture, "--profile", "car", "--evaluate"],
             ["replay", capture, "--profile", "car", "--format", "text"],
         ]

@@ -7,7 +7,7 @@ import Policy
 // unknown keys are reported first (with the known key nearest a typo), then its known ones in the schema's order.
 
 /// Walks the document into a configuration that starts as the defaults, collecting every problem.
-struct DaemonConfigurationWalker {
+struct DaemonConfigurationWalker: ConfigurationTreeReader {
     typealias Members = [String: JSONValue]
     var problems: [DaemonConfigurationProblem] = []
 
@@ -19,7 +19,7 @@ struct DaemonConfigurationWalker {
 
     /// The members of an object, unknown keys reported with the closest known one; nil (reported) when
     /// `value` is not an object.
-    private mutating func members(_ value: JSONValue, at path: String, keys: [String]) -> Members? {
+    mutating func members(_ value: JSONValue, at path: String, keys: [String]) -> Members? {
         guard case .object(let list) = value else {
             let subject = path.isEmpty ? "the document is" : "is"
             let allowed = "an object with keys: \(keys.joined(separator: ", "))"
@@ -37,55 +37,45 @@ struct DaemonConfigurationWalker {
 
     mutating func configuration(_ document: JSONValue) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
-        read(DaemonConfigurationSchema.tree, document, at: "", sections: DaemonConfigurationSchema.sections, into: &configuration)
+        read(
+            DaemonConfigurationSchema.tree, document, at: "", optionalObjects: DaemonConfigurationSchema.sections,
+            into: &configuration)
         checkCombinations(configuration)
         return configuration
     }
 
-    /// Reads `value` as the object `node` into `configuration`.
-    private mutating func read(
-        _ node: DaemonConfigurationSchema.Node, _ value: JSONValue, at path: String,
-        sections: [DaemonConfigurationSection], into configuration: inout DaemonConfiguration
-    ) {
-        guard case .object(_, let schemaMembers) = node, let members = members(value, at: path, keys: node.memberNames)
-        else { return }
-        for (name, member) in schemaMembers {
-            let memberPath = Self.join(path, name)
-            switch member {
-            case .key(let key):
-                if let value = members[name] {
-                    read(key, value, into: &configuration)
-                } else if case .text(_, let kind, required: true) = key.kind {
-                    report(memberPath, "is missing (allowed: \(kind.allowed))")
-                }
-            case .object:
-                guard let value = members[name] else { continue }
-                if let section = sections.first(where: { $0.path == memberPath }) {
-                    switch value {
-                    case .null, .bool(false):
-                        section.setOff(&configuration)
-                        continue
-                    case .bool(true) where section.trueGivesDefaults:
-                        section.setOn(&configuration)
-                        continue
-                    case .object:
-                        section.setOn(&configuration)
-                    default:
-                        let onWithDefaults = section.trueGivesDefaults ? "true for the defaults, " : ""
-                        report(
-                            memberPath,
-                            "is \(value.typeName), not an object (allowed: null or false for \(section.offMeans), "
-                                + "\(onWithDefaults)or an object with keys: \(member.memberNames.joined(separator: ", ")))")
-                        continue
-                    }
-                }
-                read(member, value, at: memberPath, sections: sections, into: &configuration)
-            }
+    /// An uploader's address has no default: a present uploader must give it.
+    mutating func missing(_ key: DaemonConfigurationKey, at path: String) {
+        if case .text(_, let kind, required: true) = key.kind { report(path, "is missing (allowed: \(kind.allowed))") }
+    }
+
+    /// An output, the store or an uploader: null or false turn it off, true (where `trueGivesDefaults`) on with
+    /// its defaults, and an object on with its keys read over the defaults.
+    mutating func optional(
+        _ section: DaemonConfigurationSection, _ value: JSONValue, keys: [String], into configuration: inout DaemonConfiguration
+    ) -> Bool {
+        switch value {
+        case .null, .bool(false):
+            section.setOff(&configuration)
+            return false
+        case .bool(true) where section.trueGivesDefaults:
+            section.setOn(&configuration)
+            return false
+        case .object:
+            section.setOn(&configuration)
+            return true
+        default:
+            let onWithDefaults = section.trueGivesDefaults ? "true for the defaults, " : ""
+            report(
+                section.path,
+                "is \(value.typeName), not an object (allowed: null or false for \(section.offMeans), "
+                    + "\(onWithDefaults)or an object with keys: \(keys.joined(separator: ", ")))")
+            return false
         }
     }
 
     /// Reads one key; a value of the wrong type or not allowed is reported and leaves the default.
-    private mutating func read(_ key: DaemonConfigurationKey, _ value: JSONValue, into configuration: inout DaemonConfiguration) {
+    mutating func read(_ key: DaemonConfigurationKey, _ value: JSONValue, into configuration: inout DaemonConfiguration) {
         let path = key.path
         switch key.kind {
         case .text(let target, let kind, _):

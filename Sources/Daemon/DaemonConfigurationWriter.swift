@@ -13,18 +13,8 @@ extension DaemonConfiguration {
     public var jsonText: String { JSONWriter.text(jsonValue) }
 
     package var jsonValue: JSONValue {
-        Self.jsonValue(DaemonConfigurationSchema.tree, of: self, sections: DaemonConfigurationSchema.sections)
-    }
-
-    /// An object's members in the schema's order; a section that is off is null.
-    private static func jsonValue(
-        _ node: DaemonConfigurationSchema.Node, of configuration: Self, sections: [DaemonConfigurationSection]
-    ) -> JSONValue {
-        switch node {
-        case .key(let key): return key.jsonValue(in: configuration)
-        case .object(let path, let members):
-            if let section = sections.first(where: { $0.path == path }), !section.isOn(configuration) { return .null }
-            return .object(members.map { ($0.name, jsonValue($0.node, of: configuration, sections: sections)) })
+        DaemonConfigurationSchema.tree.jsonValue(of: self, optionalObjects: DaemonConfigurationSchema.sections) {
+            $0.jsonValue(in: $1)
         }
     }
 

@@ -43,6 +43,69 @@ package indirect enum ConfigurationTree<Key> {
     package static func join(_ parent: String, _ key: String) -> String { parent.isEmpty ? key : "\(parent).\(key)" }
 }
 
+extension ConfigurationTree {
+    /// The document of `root` as a file writes it: every key's `value`, in the tree's order; an optional object
+    /// that is off is null. The one writer of a profile (`jsonText`) and of `lodestar run`'s config (`config show`).
+    package func jsonValue<Root>(
+        of root: Root, optionalObjects: [ConfigurationOptionalObject<Root>], value: (Key, Root) -> JSONValue
+    ) -> JSONValue {
+        switch self {
+        case .key(let key): return value(key, root)
+        case .object(let path, let members):
+            if let object = optionalObjects.first(where: { $0.path == path }), !object.isOn(root) { return .null }
+            return .object(members.map { ($0.name, $0.node.jsonValue(of: root, optionalObjects: optionalObjects, value: value)) })
+        }
+    }
+}
+
+/// A reader of one kind of file, at each place of the walk `read(_:_:at:optionalObjects:into:)` makes over a
+/// document: the walk is the same for a profile and for `lodestar run`'s config, and each words its own problems.
+package protocol ConfigurationTreeReader {
+    associatedtype Key
+    associatedtype Root
+    /// The members of the object at `path` that `keys` names, the others reported; nil (reported) when `value`
+    /// is not an object.
+    mutating func members(_ value: JSONValue, at path: String, keys: [String]) -> [String: JSONValue]?
+    /// Reads one key the document gives; a bad value is reported and leaves the key as it was.
+    mutating func read(_ key: Key, _ value: JSONValue, into root: inout Root)
+    /// A key the document leaves out, which keeps its default unless it is required.
+    mutating func missing(_ key: Key, at path: String)
+    /// Turns `object` off or on for `value`, or reports a value that is neither; true when `value` is an object
+    /// whose members are to be read.
+    mutating func optional(
+        _ object: ConfigurationOptionalObject<Root>, _ value: JSONValue, keys: [String], into root: inout Root
+    ) -> Bool
+}
+
+extension ConfigurationTreeReader {
+    /// Reads `value` as the object `node` into `root`: its unknown members first (in the document's order), then
+    /// every known one, in the schema's order.
+    package mutating func read(
+        _ node: ConfigurationTree<Key>, _ value: JSONValue, at path: String,
+        optionalObjects: [ConfigurationOptionalObject<Root>], into root: inout Root
+    ) {
+        guard case .object(_, let schemaMembers) = node, let members = members(value, at: path, keys: node.memberNames)
+        else { return }
+        for (name, member) in schemaMembers {
+            let memberPath = ConfigurationTree<Key>.join(path, name)
+            guard let value = members[name] else {
+                if case .key(let key) = member { missing(key, at: memberPath) }
+                continue
+            }
+            switch member {
+            case .key(let key): read(key, value, into: &root)
+            case .object:
+                if let object = optionalObjects.first(where: { $0.path == memberPath }),
+                    !optional(object, value, keys: member.memberNames, into: &root)
+                {
+                    continue
+                }
+                read(member, value, at: memberPath, optionalObjects: optionalObjects, into: &root)
+            }
+        }
+    }
+}
+
 /// An object's members checked against the names its schema allows.
 package struct ConfigurationMembers {
     /// The known members by name.

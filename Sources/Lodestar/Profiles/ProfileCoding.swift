@@ -10,18 +10,8 @@ extension Profile {
     /// `lodestar profiles show` prints it; `Profile.parse` reads it back to an equal profile.
     public var jsonText: String { JSONWriter.text(jsonValue) }
 
-    var jsonValue: JSONValue { Self.jsonValue(ProfileSchema.tree, of: self) }
-
-    private static func jsonValue(_ node: ProfileSchema.Node, of profile: Profile) -> JSONValue {
-        switch node {
-        case .key(let key): return key.jsonValue(in: profile)
-        case .object(let path, let members):
-            if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == path }), !nullable.isOn(profile)
-            {
-                return .null
-            }
-            return .object(members.map { ($0.name, jsonValue($0.node, of: profile)) })
-        }
+    var jsonValue: JSONValue {
+        ProfileSchema.tree.jsonValue(of: self, optionalObjects: ProfileSchema.nullableObjects) { $0.jsonValue(in: $1) }
     }
 }
 
@@ -64,7 +54,7 @@ extension Profile {
 
 /// Walks the JSON tree with the profile's schema: each key is read into a profile that already holds the
 /// default (or the base's value), so a missing or bad key leaves that value and the walk goes on to find the rest.
-private struct ProfileReader {
+private struct ProfileReader: ConfigurationTreeReader {
     let document: JSONValue
     var problems: [ProfileProblem] = []
 
@@ -77,7 +67,7 @@ private struct ProfileReader {
     }
 
     /// The members of the object at `path`, with unknown keys reported; nil (reported) if it is not an object.
-    private mutating func object(_ value: JSONValue, at path: String, keys: [String]) -> [String: JSONValue]? {
+    mutating func members(_ value: JSONValue, at path: String, keys: [String]) -> [String: JSONValue]? {
         guard case .object(let members) = value else {
             report(
                 path.isEmpty ? "" : path,
@@ -95,46 +85,35 @@ private struct ProfileReader {
 
     mutating func profile(base: Profile) -> Profile {
         var profile = base
-        read(ProfileSchema.tree, document, at: "", into: &profile)
+        read(ProfileSchema.tree, document, at: "", optionalObjects: ProfileSchema.nullableObjects, into: &profile)
         checkCombinations(profile)
         return profile
     }
 
-    /// Reads `value` as the object `node` into `profile`: unknown members first (in the document's order),
-    /// then every known one present, in the schema's order.
-    private mutating func read(
-        _ node: ProfileSchema.Node, _ value: JSONValue, at path: String, into profile: inout Profile
-    ) {
-        guard case .object(_, let schemaMembers) = node,
-            let members = object(value, at: path, keys: node.memberNames)
-        else { return }
-        for (name, member) in schemaMembers {
-            guard let value = members[name] else { continue }
-            let memberPath = Self.join(path, name)
-            switch member {
-            case .key(let key): read(key, value, into: &profile)
-            case .object:
-                if let nullable = ProfileSchema.nullableObjects.first(where: { $0.path == memberPath }) {
-                    if case .null = value {
-                        nullable.setOff(&profile)
-                        continue
-                    }
-                    guard case .object = value else {
-                        _ = object(value, at: memberPath, keys: member.memberNames)
-                        problems[problems.count - 1].allowed =
-                            "null (\(nullable.offMeans)), or an object with keys: "
-                            + member.memberNames.joined(separator: ", ")
-                        continue
-                    }
-                    nullable.setOn(&profile)
-                }
-                read(member, value, at: memberPath, into: &profile)
-            }
+    /// Every key of a profile has a default.
+    func missing(_ key: ProfileKey, at path: String) {}
+
+    /// `deferred`: null is none, an object is read over one with every member null.
+    mutating func optional(
+        _ object: ConfigurationOptionalObject<Profile>, _ value: JSONValue, keys: [String], into profile: inout Profile
+    ) -> Bool {
+        switch value {
+        case .null:
+            object.setOff(&profile)
+            return false
+        case .object:
+            object.setOn(&profile)
+            return true
+        default:
+            report(
+                object.path, "is \(value.typeName), not an object",
+                allowed: "null (\(object.offMeans)), or an object with keys: " + keys.joined(separator: ", "))
+            return false
         }
     }
 
     /// Reads one key; a value of the wrong type or out of range is reported and leaves the default.
-    private mutating func read(_ key: ProfileKey, _ value: JSONValue, into profile: inout Profile) {
+    mutating func read(_ key: ProfileKey, _ value: JSONValue, into profile: inout Profile) {
         let path = key.path
         switch key.kind {
         case .number(let number):

@@ -9,41 +9,40 @@ import JSON
 
 /// The ranges numbers must be in, said in the problems and in docs/config.md.
 enum ConfigurationRanges {
-    static let port = NumberRange(1, 65_535, integer: true)
-    static let gpioLine = NumberRange(0, 4_095, integer: true)
-    static let maxBytes = NumberRange(4_096, 1_099_511_627_776, unit: "bytes", integer: true)
-    static let keep = NumberRange(1, 100_000, unit: "files", integer: true)
-    static let fsyncInterval = NumberRange(0, 3_600, unit: "seconds")
-    static let keepDays = NumberRange(1, 36_500, unit: "days", integer: true)
-    static let noFixInterval = NumberRange(1, 86_400, unit: "seconds")
-    static let updateInterval = NumberRange(0.5, 3_600, unit: "seconds")
-    static let storeBytes = NumberRange(65_536, 1_099_511_627_776, unit: "bytes", integer: true)
-    static let maxAgeDays = NumberRange(1, 36_500, unit: "days", integer: true)
-    static let syncInterval = NumberRange(0, 3_600, unit: "seconds")
-    static let maxBatchAge = NumberRange(0, 604_800, unit: "seconds")
-    static let backoff = NumberRange(1, 86_400, unit: "seconds")
-    static let uploadTimeout = NumberRange(1, 600, unit: "seconds")
+    static let port = NumberRange(1...65_535, integer: true)
+    static let gpioLine = NumberRange(0...4_095, integer: true)
+    static let maxBytes = NumberRange(4_096...1_099_511_627_776, unit: "bytes", integer: true)
+    static let keep = NumberRange(1...100_000, unit: "files", integer: true)
+    static let fsyncInterval = NumberRange(0...3_600, unit: "seconds")
+    static let keepDays = NumberRange(1...36_500, unit: "days", integer: true)
+    static let noFixInterval = NumberRange(1...86_400, unit: "seconds")
+    static let updateInterval = NumberRange(0.5...3_600, unit: "seconds")
+    static let storeBytes = NumberRange(65_536...1_099_511_627_776, unit: "bytes", integer: true)
+    static let maxAgeDays = NumberRange(1...36_500, unit: "days", integer: true)
+    static let syncInterval = NumberRange(0...3_600, unit: "seconds")
+    static let maxBatchAge = NumberRange(0...604_800, unit: "seconds")
+    static let backoff = NumberRange(1...86_400, unit: "seconds")
+    static let uploadTimeout = NumberRange(1...600, unit: "seconds")
     /// `sun_path` holds 108 bytes with the terminating zero.
     static let socketPathBytes = 107
 }
 
 /// The numbers a key takes, and how a problem and docs/config.md say them.
 struct NumberRange {
-    var lower: Double
-    var upper: Double
+    var range: ClosedRange<Double>
+    /// "seconds", "days": how the allowed values are said; nil for a plain count.
     var unit: String?
     var integer: Bool
 
-    init(_ lower: Double, _ upper: Double, unit: String? = nil, integer: Bool = false) {
-        self.lower = lower
-        self.upper = upper
+    init(_ range: ClosedRange<Double>, unit: String? = nil, integer: Bool = false) {
+        self.range = range
         self.unit = unit
         self.integer = integer
     }
 
     /// "1 to 65535", "a whole number of days from 1 to 36500".
     var allowed: String {
-        let span = "\(JSONWriter.numberText(lower)) to \(JSONWriter.numberText(upper))"
+        let span = "\(JSONWriter.numberText(range.lowerBound)) to \(JSONWriter.numberText(range.upperBound))"
         switch (integer, unit) {
         case (true, let unit?): return "a whole number of \(unit) from \(span)"
         case (true, nil): return "a whole number from \(span)"
@@ -52,15 +51,11 @@ struct NumberRange {
         }
     }
 
-    func contains(_ value: Double) -> Bool {
-        value >= lower && value <= upper && (!integer || value == value.rounded())
-    }
+    func contains(_ value: Double) -> Bool { problem(with: value) == nil }
 
-    /// "out of range" or "not a whole number", nil for a value in the range.
-    func problem(with value: Double) -> String? {
-        if contains(value) { return nil }
-        return value >= lower && value <= upper ? "not a whole number" : "out of range"
-    }
+    /// "out of range" or "not a whole number" (Policy's check, as for a profile's numbers), nil for a value in
+    /// the range.
+    func problem(with value: Double) -> String? { range.problem(with: value, whole: integer) }
 }
 
 /// What a string must look like.

@@ -36,6 +36,16 @@ public enum ConfigurationUnit: Sendable, Hashable {
 
 }
 
+extension ClosedRange where Bound == Double {
+    /// What is wrong with `value` for a number of this range: "out of range" (said first, as the range is what
+    /// the problem then states), "not a whole number" where `whole`; nil if nothing. A profile's numbers and
+    /// `lodestar run`'s config's (Sources/Daemon/DaemonConfigurationValues.swift) are checked by it.
+    public func problem(with value: Double, whole: Bool) -> String? {
+        guard contains(value) else { return "out of range" }
+        return whole && value != value.rounded() ? "not a whole number" : nil
+    }
+}
+
 /// One number of a configuration value as data: where it is, its unit, the values it may take, what it
 /// means. `validate()` checks every number against its entry, the profile reader reads each number with
 /// it, and docs/profiles.md's table of keys is generated from it, so each range is written once.
@@ -110,10 +120,7 @@ public struct ConfigurationNumber<Root> {
     }
 
     /// What is wrong with `number` as this knob's value ("out of range", "not a whole number"), nil if nothing.
-    public func problem(with number: Double) -> String? {
-        if isWhole, number != number.rounded() { return "not a whole number" }
-        return range.contains(number) ? nil : "out of range"
-    }
+    public func problem(with number: Double) -> String? { range.problem(with: number, whole: isWhole) }
 
     /// The same number seen from a value that holds `Root` at `outer`, its key under `prefix`.
     public func lifted<Outer>(_ outer: WritableKeyPath<Outer, Root>, under prefix: String) -> ConfigurationNumber<Outer>

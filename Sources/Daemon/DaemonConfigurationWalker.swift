@@ -49,28 +49,20 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         if case .text(_, let kind, required: true) = key.kind { report(path, "is missing (allowed: \(kind.allowed))") }
     }
 
-    /// An output, the store or an uploader: null or false turn it off, true (where `trueGivesDefaults`) on with
-    /// its defaults, and an object on with its keys read over the defaults.
+    /// An output, the store or an uploader: false turns it off as null does, and true (where
+    /// `trueGivesDefaults`) on with its defaults.
     mutating func optional(
         _ section: DaemonConfigurationSection, _ value: JSONValue, keys: [String], into configuration: inout DaemonConfiguration
-    ) -> Bool {
+    ) {
         switch value {
-        case .null, .bool(false):
-            section.setOff(&configuration)
-            return false
-        case .bool(true) where section.trueGivesDefaults:
-            section.setOn(&configuration)
-            return false
-        case .object:
-            section.setOn(&configuration)
-            return true
+        case .bool(false): section.setOff(&configuration)
+        case .bool(true) where section.trueGivesDefaults: section.setOn(&configuration)
         default:
             let onWithDefaults = section.trueGivesDefaults ? "true for the defaults, " : ""
             report(
                 section.path,
                 "is \(value.typeName), not an object (allowed: null or false for \(section.offMeans), "
                     + "\(onWithDefaults)or an object with keys: \(keys.joined(separator: ", ")))")
-            return false
         }
     }
 

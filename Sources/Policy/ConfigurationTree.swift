@@ -70,16 +70,16 @@ package protocol ConfigurationTreeReader {
     mutating func read(_ key: Key, _ value: JSONValue, into root: inout Root)
     /// A key the document leaves out, which keeps its default unless it is required.
     mutating func missing(_ key: Key, at path: String)
-    /// Turns `object` off or on for `value`, or reports a value that is neither; true when `value` is an object
-    /// whose members are to be read.
+    /// `value` for an optional object that is neither null (off) nor an object (on, its members read): what
+    /// else the file allows (`true` for the defaults), or a problem.
     mutating func optional(
-        _ object: ConfigurationOptionalObject<Root>, _ value: JSONValue, keys: [String], into root: inout Root
-    ) -> Bool
+        _ object: ConfigurationOptionalObject<Root>, _ value: JSONValue, keys: [String], into root: inout Root)
 }
 
 extension ConfigurationTreeReader {
     /// Reads `value` as the object `node` into `root`: its unknown members first (in the document's order), then
-    /// every known one, in the schema's order.
+    /// every known one, in the schema's order. An optional object is off when null, and an object turns it on
+    /// with its defaults before its members are read.
     package mutating func read(
         _ node: ConfigurationTree<Key>, _ value: JSONValue, at path: String,
         optionalObjects: [ConfigurationOptionalObject<Root>], into root: inout Root
@@ -95,10 +95,13 @@ extension ConfigurationTreeReader {
             switch member {
             case .key(let key): read(key, value, into: &root)
             case .object:
-                if let object = optionalObjects.first(where: { $0.path == memberPath }),
-                    !optional(object, value, keys: member.memberNames, into: &root)
-                {
-                    continue
+                if let object = optionalObjects.first(where: { $0.path == memberPath }) {
+                    switch value {
+                    case .null: object.setOff(&root)
+                    case .object: object.setOn(&root)
+                    default: optional(object, value, keys: member.memberNames, into: &root)
+                    }
+                    guard case .object = value else { continue }
                 }
                 read(member, value, at: memberPath, optionalObjects: optionalObjects, into: &root)
             }

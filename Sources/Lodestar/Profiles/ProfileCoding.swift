@@ -93,23 +93,13 @@ private struct ProfileReader: ConfigurationTreeReader {
     /// Every key of a profile has a default.
     func missing(_ key: ProfileKey, at path: String) {}
 
-    /// `deferred`: null is none, an object is read over one with every member null.
+    /// `deferred` is null or an object, nothing else.
     mutating func optional(
         _ object: ConfigurationOptionalObject<Profile>, _ value: JSONValue, keys: [String], into profile: inout Profile
-    ) -> Bool {
-        switch value {
-        case .null:
-            object.setOff(&profile)
-            return false
-        case .object:
-            object.setOn(&profile)
-            return true
-        default:
-            report(
-                object.path, "is \(value.typeName), not an object",
-                allowed: "null (\(object.offMeans)), or an object with keys: " + keys.joined(separator: ", "))
-            return false
-        }
+    ) {
+        report(
+            object.path, "is \(value.typeName), not an object",
+            allowed: "null (\(object.offMeans)), or an object with keys: " + keys.joined(separator: ", "))
     }
 
     /// Reads one key; a value of the wrong type or out of range is reported and leaves the default.

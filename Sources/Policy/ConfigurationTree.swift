@@ -2,9 +2,10 @@ import JSON
 
 // What the two table-driven config files share: a profile (Sources/Lodestar/Profiles/ProfileSchema.swift) and
 // `lodestar run`'s config (Sources/Daemon/DaemonConfigurationSchema.swift) each declare their keys once, as a
-// list of dotted key paths; these pieces turn such a list into the file's tree of objects, split an object's
-// members into known and unknown ones (naming the known key nearest a typo), and write the rows of the
-// generated tables of docs/profiles.md and docs/config.md.
+// list of dotted key paths; these pieces turn such a list into the file's tree of objects, walk a document over
+// it (`ConfigurationTreeReader`: each file words its own problems) and write one from it (`jsonValue`), split
+// an object's members into known and unknown ones (naming the known key nearest a typo: the one "did you mean"),
+// and write the rows of the generated tables of docs/profiles.md and docs/config.md.
 
 /// The keys of a schema as a tree of objects: members in the order of the key list, which is the order a
 /// writer writes and a reader reports in.

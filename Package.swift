@@ -30,7 +30,8 @@ let package = Package(
             path: "Sources/CGPS",
             providers: [.apt(["libgps-dev"])]
         ),
-        // libgpiod 1.6 (GPIO character device), for receivers switched by an enable line; only GPIOLines imports it.
+        // libgpiod 1.x or 2.x (GPIO character device; shim.h hides which), for receivers switched by an enable line;
+        // only GPIOLines imports it.
         .systemLibrary(
             name: "CGPIOD",
             path: "Sources/CGPIOD",

@@ -1,19 +1,234 @@
 /*
- * libgpiod for GPIOLines, the only module that imports it. Swift calls gpiod.h's functions directly; this
- * header only checks the API and turns the request flag into a plain constant.
+ * libgpiod for GPIOLines, the only module that imports it: one output line, requested and held, behind four
+ * functions that read the same with libgpiod 1.x (Debian bookworm, Raspberry Pi OS 12: the line-bulk API)
+ * and 2.x (trixie, Pi OS 13: line requests), as CGPS hides gpsd's versions. Swift sees only these.
  */
 #ifndef LODESTAR_CGPIOD_SHIM_H
 #define LODESTAR_CGPIOD_SHIM_H
 
 #include <gpiod.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* The line-bulk API (and with it gpiod_line_request_output_flags) exists in libgpiod 1.x only; 2.x replaced it
- * with line requests. Debian bookworm and Raspberry Pi OS ship 1.6. */
-#ifndef GPIOD_LINE_BULK_MAX_LINES
-#error "libgpiod 1.x API required (Debian bookworm's libgpiod-dev 1.6); libgpiod 2.x is not supported"
+/* The step a request failed at: errno says why. */
+enum {
+    CGPIOD_FAILED_OPENING_CHIP = 1,
+    CGPIOD_FAILED_FINDING_LINE = 2,
+    CGPIOD_FAILED_REQUESTING_LINE = 3,
+};
+
+/* What a failed request found out: the chip's line count (no such line) and the line's holder (busy). */
+typedef struct {
+    int step;
+    unsigned int lineCount;
+    char holder[64];
+} cgpiod_failure;
+
+static inline void cgpiod_copy_holder(cgpiod_failure *failure, const char *consumer) {
+    if (consumer) {
+        snprintf(failure->holder, sizeof failure->holder, "%s", consumer);
+    }
+}
+
+/* The line bulk API (GPIOD_LINE_BULK_MAX_LINES) exists in 1.x only. */
+#ifdef GPIOD_LINE_BULK_MAX_LINES
+
+typedef struct {
+    struct gpiod_chip *chip;
+    struct gpiod_line *line;
+} cgpiod_output;
+
+static inline cgpiod_output *cgpiod_request_output(
+    const char *chip, unsigned int offset, const char *name, const char *consumer, int activeLow, int value,
+    cgpiod_failure *failure)
+{
+    memset(failure, 0, sizeof *failure);
+    errno = 0;
+    struct gpiod_chip *handle = gpiod_chip_open_lookup(chip);
+    if (!handle) {
+        if (errno == 0) errno = ENOENT;
+        failure->step = CGPIOD_FAILED_OPENING_CHIP;
+        return NULL;
+    }
+    errno = 0;
+    struct gpiod_line *line = name ? gpiod_chip_find_line(handle, name) : gpiod_chip_get_line(handle, offset);
+    if (!line) {
+        int saved = errno == 0 ? ENOENT : errno;
+        failure->step = CGPIOD_FAILED_FINDING_LINE;
+        failure->lineCount = gpiod_chip_num_lines(handle);
+        gpiod_chip_close(handle);
+        errno = saved;
+        return NULL;
+    }
+    errno = 0;
+    int flags = activeLow ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0;
+    if (gpiod_line_request_output_flags(line, consumer, flags, value ? 1 : 0) != 0) {
+        int saved = errno;
+        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
+        cgpiod_copy_holder(failure, gpiod_line_consumer(line));
+        gpiod_chip_close(handle);
+        errno = saved;
+        return NULL;
+    }
+    cgpiod_output *output = malloc(sizeof *output);
+    if (!output) {
+        gpiod_line_release(line);
+        gpiod_chip_close(handle);
+        errno = ENOMEM;
+        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
+        return NULL;
+    }
+    output->chip = handle;
+    output->line = line;
+    return output;
+}
+
+/* Logical values: with active-low, 1 drives the line low. 0, or -1 with errno. */
+static inline int cgpiod_set_value(cgpiod_output *output, int value) {
+    errno = 0;
+    return gpiod_line_set_value(output->line, value ? 1 : 0);
+}
+
+static inline void cgpiod_release(cgpiod_output *output) {
+    gpiod_line_release(output->line);
+    gpiod_chip_close(output->chip);
+    free(output);
+}
+
+#else /* libgpiod 2.x */
+
+typedef struct {
+    struct gpiod_chip *chip;
+    struct gpiod_line_request *request;
+    unsigned int offset;
+} cgpiod_output;
+
+/* 2.x opens paths only; 1.x's gpiod_chip_open_lookup also took a name (gpiochip0), a number (0) or a label. */
+static inline struct gpiod_chip *cgpiod_open_lookup(const char *chip) {
+    char path[PATH_MAX];
+    if (chip[0] == '/') return gpiod_chip_open(chip);
+    if (chip[0] != '\0' && strspn(chip, "0123456789") == strlen(chip)) {
+        snprintf(path, sizeof path, "/dev/gpiochip%s", chip);
+        return gpiod_chip_open(path);
+    }
+    if (strncmp(chip, "gpiochip", 8) == 0) {
+        snprintf(path, sizeof path, "/dev/%s", chip);
+        return gpiod_chip_open(path);
+    }
+    DIR *devices = opendir("/dev");
+    if (!devices) return NULL;
+    struct dirent *entry;
+    while ((entry = readdir(devices))) {
+        if (strncmp(entry->d_name, "gpiochip", 8) != 0) continue;
+        snprintf(path, sizeof path, "/dev/%s", entry->d_name);
+        struct gpiod_chip *handle = gpiod_chip_open(path);
+        if (!handle) continue;
+        struct gpiod_chip_info *info = gpiod_chip_get_info(handle);
+        int same = info && strcmp(gpiod_chip_info_get_label(info), chip) == 0;
+        if (info) gpiod_chip_info_free(info);
+        if (same) {
+            closedir(devices);
+            return handle;
+        }
+        gpiod_chip_close(handle);
+    }
+    closedir(devices);
+    errno = ENOENT;
+    return NULL;
+}
+
+static inline unsigned int cgpiod_line_count(struct gpiod_chip *chip) {
+    struct gpiod_chip_info *info = gpiod_chip_get_info(chip);
+    if (!info) return 0;
+    unsigned int count = (unsigned int)gpiod_chip_info_get_num_lines(info);
+    gpiod_chip_info_free(info);
+    return count;
+}
+
+static inline cgpiod_output *cgpiod_request_output(
+    const char *chip, unsigned int offset, const char *name, const char *consumer, int activeLow, int value,
+    cgpiod_failure *failure)
+{
+    memset(failure, 0, sizeof *failure);
+    errno = 0;
+    struct gpiod_chip *handle = cgpiod_open_lookup(chip);
+    if (!handle) {
+        if (errno == 0) errno = ENOENT;
+        failure->step = CGPIOD_FAILED_OPENING_CHIP;
+        return NULL;
+    }
+    unsigned int count = cgpiod_line_count(handle);
+    if (name) {
+        int found = gpiod_chip_get_line_offset_from_name(handle, name);
+        if (found < 0) {
+            failure->step = CGPIOD_FAILED_FINDING_LINE;
+            failure->lineCount = count;
+            gpiod_chip_close(handle);
+            errno = ENOENT;
+            return NULL;
+        }
+        offset = (unsigned int)found;
+    } else if (offset >= count) {
+        failure->step = CGPIOD_FAILED_FINDING_LINE;
+        failure->lineCount = count;
+        gpiod_chip_close(handle);
+        errno = ENOENT;
+        return NULL;
+    }
+    struct gpiod_line_settings *settings = gpiod_line_settings_new();
+    struct gpiod_line_config *lineConfig = gpiod_line_config_new();
+    struct gpiod_request_config *requestConfig = gpiod_request_config_new();
+    struct gpiod_line_request *request = NULL;
+    errno = 0;
+    if (settings && lineConfig && requestConfig
+        && gpiod_line_settings_set_direction(settings, GPIOD_LINE_DIRECTION_OUTPUT) == 0
+        && gpiod_line_settings_set_output_value(
+               settings, value ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE) == 0) {
+        gpiod_line_settings_set_active_low(settings, activeLow ? true : false);
+        if (gpiod_line_config_add_line_settings(lineConfig, &offset, 1, settings) == 0) {
+            gpiod_request_config_set_consumer(requestConfig, consumer);
+            request = gpiod_chip_request_lines(handle, requestConfig, lineConfig);
+        }
+    }
+    int saved = errno == 0 ? ENOMEM : errno;
+    if (requestConfig) gpiod_request_config_free(requestConfig);
+    if (lineConfig) gpiod_line_config_free(lineConfig);
+    if (settings) gpiod_line_settings_free(settings);
+    cgpiod_output *output = request ? malloc(sizeof *output) : NULL;
+    if (!output) {
+        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
+        struct gpiod_line_info *info = gpiod_chip_get_line_info(handle, offset);
+        if (info) {
+            cgpiod_copy_holder(failure, gpiod_line_info_get_consumer(info));
+            gpiod_line_info_free(info);
+        }
+        if (request) gpiod_line_request_release(request);
+        gpiod_chip_close(handle);
+        errno = request ? ENOMEM : saved;
+        return NULL;
+    }
+    output->chip = handle;
+    output->request = request;
+    output->offset = offset;
+    return output;
+}
+
+static inline int cgpiod_set_value(cgpiod_output *output, int value) {
+    errno = 0;
+    return gpiod_line_request_set_value(
+        output->request, output->offset, value ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE);
+}
+
+static inline void cgpiod_release(cgpiod_output *output) {
+    gpiod_line_request_release(output->request);
+    gpiod_chip_close(output->chip);
+    free(output);
+}
+
 #endif
-
-/* An enum constant of GPIOD_BIT (unsigned long) in gpiod.h: a plain int here, the type the request takes. */
-static const int CGPIOD_REQUEST_FLAG_ACTIVE_LOW = GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW;
 
 #endif

@@ -7,8 +7,8 @@ import SystemInterface
 import Glibc
 #endif
 
-/// A receiver's enable pin (or the enable of a load switch in its supply) on a GPIO line, through libgpiod 1.6's
-/// character-device API.
+/// A receiver's enable pin (or the enable of a load switch in its supply) on a GPIO line, through libgpiod's
+/// character-device API (1.x or 2.x, behind Sources/CGPIOD/shim.h).
 ///
 /// The line is requested as an output, as consumer `lodestar`, when the switch is made, and held until the
 /// switch is released: the kernel keeps a line's value only while a process holds it. When Lodestar exits or
@@ -41,13 +41,12 @@ public final class GPIOEnableLine: PowerSwitch, @unchecked Sendable {
     /// `GPIO gpiochip0 line 17 (active low)`.
     public let description: String
 
-    // Both handles are used under `powered`'s lock only, and freed in deinit.
-    private let chipHandle: OpaquePointer
-    private let lineHandle: OpaquePointer
+    // Used under `powered`'s lock only, and released in deinit.
+    private let output: UnsafeMutablePointer<cgpiod_output>
     private let powered: Mutex<Bool>
 
-    /// Opens `chip` (gpiod_chip_open_lookup: name, path, number or label), requests `line` as an output with
-    /// `powered` as its first value, and holds it until this switch is released.
+    /// Opens `chip` (a name, path, number or label), requests `line` as an output with `powered` as its first
+    /// value, and holds it until this switch is released.
     public init(chip: String, line: Line, activeLow: Bool = false, powered: Bool = true) throws(PowerSwitchError) {
         let description = "GPIO \(chip) \(line)" + (activeLow ? " (active low)" : "")
         self.chip = chip
@@ -55,46 +54,43 @@ public final class GPIOEnableLine: PowerSwitch, @unchecked Sendable {
         self.activeLow = activeLow
         self.description = description
 
-        errno = 0
-        guard let chipHandle = gpiod_chip_open_lookup(chip) else {
-            let code = errno == 0 ? ENOENT : errno
-            throw Self.failure(description, "cannot open the chip", SystemError("gpiod_chip_open_lookup", chip, code: code),
-                hint: Self.openHint(code))
-        }
-        errno = 0
-        let found: OpaquePointer?
+        var failure = cgpiod_failure()
+        let offset: UInt32
+        let name: String?
         switch line {
-        case .offset(let offset): found = gpiod_chip_get_line(chipHandle, offset)
-        case .named(let name): found = gpiod_chip_find_line(chipHandle, name)
+        case .offset(let number): (offset, name) = (number, nil)
+        case .named(let text): (offset, name) = (0, text)
         }
-        guard let lineHandle = found else {
-            let code = errno == 0 ? ENOENT : errno
-            let lines = gpiod_chip_num_lines(chipHandle)
-            gpiod_chip_close(chipHandle)
-            throw Self.failure(description, "no such line", SystemError("gpiod_chip_get_line", "\(chip) \(line)", code: code),
-                hint: "the chip has \(lines) lines; `gpioinfo \(chip)` lists them")
+        let requested = withOptionalCString(name) { name in
+            cgpiod_request_output(chip, offset, name, Self.consumer, activeLow ? 1 : 0, powered ? 1 : 0, &failure)
         }
-        let flags = activeLow ? CGPIOD_REQUEST_FLAG_ACTIVE_LOW : 0
-        errno = 0
-        if gpiod_line_request_output_flags(lineHandle, Self.consumer, flags, powered ? 1 : 0) != 0 {
-            let code = errno
-            let holder = gpiod_line_consumer(lineHandle).map { String(cString: $0) }
-            gpiod_chip_close(chipHandle)
-            let hint =
-                code == EBUSY
-                ? "the line is held by \(holder.map { "\"\($0)\"" } ?? "another program"); `gpioinfo \(chip)` shows who"
-                : nil
-            throw Self.failure(description, "cannot request the line as an output",
-                SystemError("gpiod_line_request_output", "\(chip) \(line)", code: code), hint: hint)
+        let code = errno
+        guard let requested else {
+            switch Int(failure.step) {
+            case Int(CGPIOD_FAILED_OPENING_CHIP):
+                throw Self.failure(description, "cannot open the chip", SystemError("open", chip, code: code),
+                    hint: Self.openHint(code))
+            case Int(CGPIOD_FAILED_FINDING_LINE):
+                throw Self.failure(description, "no such line", SystemError("find", "\(chip) \(line)", code: code),
+                    hint: "the chip has \(failure.lineCount) lines; `gpioinfo \(chip)` lists them")
+            default:
+                let holder = withUnsafeBytes(of: failure.holder) { bytes in
+                    String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                let hint =
+                    code == EBUSY
+                    ? "the line is held by \(holder.isEmpty ? "another program" : "\"\(holder)\""); `gpioinfo \(chip)` shows who"
+                    : nil
+                throw Self.failure(description, "cannot request the line as an output",
+                    SystemError("request", "\(chip) \(line)", code: code), hint: hint)
+            }
         }
-        self.chipHandle = chipHandle
-        self.lineHandle = lineHandle
+        self.output = requested
         self.powered = Mutex(powered)
     }
 
     deinit {
-        gpiod_line_release(lineHandle)
-        gpiod_chip_close(chipHandle)
+        cgpiod_release(output)
     }
 
     /// What the line was last set to: the receiver is powered.
@@ -103,18 +99,17 @@ public final class GPIOEnableLine: PowerSwitch, @unchecked Sendable {
     public func setPowered(_ powered: Bool) throws(PowerSwitchError) {
         // Logical values: with the active-low flag, libgpiod drives the line low for 1.
         let result: Int32 = self.powered.withLock { state in
-            errno = 0
-            guard gpiod_line_set_value(lineHandle, powered ? 1 : 0) == 0 else { return errno }
+            guard cgpiod_set_value(output, powered ? 1 : 0) == 0 else { return errno == 0 ? EIO : errno }
             state = powered
             return 0
         }
         if result != 0 {
             throw Self.failure(description, "cannot set the line \(powered ? "on" : "off")",
-                SystemError("gpiod_line_set_value", "\(chip) \(line)", code: result), hint: nil)
+                SystemError("set", "\(chip) \(line)", code: result), hint: nil)
         }
     }
 
-    /// `GPIO gpiochip9 line 17: cannot open the chip (gpiod_chip_open_lookup gpiochip9: No such file or directory); hint`.
+    /// `GPIO gpiochip9 line 17: cannot open the chip (open gpiochip9: No such file or directory); hint`.
     package static func failure(_ subject: String, _ what: String, _ error: SystemError, hint: String?)
         -> PowerSwitchError
     {
@@ -131,4 +126,10 @@ public final class GPIOEnableLine: PowerSwitch, @unchecked Sendable {
             nil
         }
     }
+}
+
+/// `body` with a C string for `text`, or NULL for nil.
+private func withOptionalCString<Result>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
 }

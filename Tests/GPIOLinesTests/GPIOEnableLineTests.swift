@@ -17,7 +17,7 @@ import Glibc
             _ = try GPIOEnableLine(chip: chip, line: .offset(17), activeLow: true)
         } catch {
             let text = error.description
-            #expect(text.hasPrefix("GPIO \(chip) line 17 (active low): cannot open the chip (gpiod_chip_open_lookup \(chip): "))
+            #expect(text.hasPrefix("GPIO \(chip) line 17 (active low): cannot open the chip (open \(chip): "))
             #expect(text.contains("gpiodetect"), "the hint says how to list the chips: \(text)")
         }
     }
@@ -33,7 +33,7 @@ import Glibc
 
     @Test func permissionHintNamesTheGroup() {
         let text = GPIOEnableLine.failure(
-            "GPIO gpiochip0 line 17", "cannot open the chip", SystemError("gpiod_chip_open_lookup", "gpiochip0", code: EACCES),
+            "GPIO gpiochip0 line 17", "cannot open the chip", SystemError("open", "gpiochip0", code: EACCES),
             hint: GPIOEnableLine.openHint(EACCES)
         ).description
         #expect(text.contains("Permission denied"))

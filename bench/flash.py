@@ -53,19 +53,19 @@ def traced_pid(wrapper):
     sys.exit("strace has no child")
 
 
-def count_calls(trace_file, start, end, disk):
-    """{(kind, where): [calls, bytes]} over [start, end] wall seconds; `where` is "disk" for a path under one
-    of the `disk` directories, else "other"; kind is the call's name (msync and sync name no file: "disk")."""
+def count_calls(trace_file, start, end, disk, by_file=False):
+    """{(call, where): [calls, bytes written]} over [start, end] wall seconds; `where` is "disk" for a file
+    under one of the `disk` directories (msync and sync name no file: counted there too), else "other"; with
+    `by_file`, the disk file's name under its directory instead of "disk"."""
     counts = {}
     unfinished = {}
     with open(trace_file, errors="replace") as f:
         for line in f:
             if "resumed>" in line:
-                pid = line.split()[0]
-                name = unfinished.pop(pid, None)
-                found = RESULT.search(line.rsplit(")", 1)[-1]) if name else None
-                if found and name[0] in WRITES and int(found.group(1)) > 0:
-                    counts[name][1] += int(found.group(1))
+                key = unfinished.pop(line.split()[0], None)
+                found = RESULT.search(line.rsplit(")", 1)[-1]) if key else None
+                if found and key[0] in WRITES and int(found.group(1)) > 0:
+                    counts[key][1] += int(found.group(1))
                 continue
             match = CALL.match(line)
             if not match or match.group(3) not in SYNCS + WRITES:
@@ -74,7 +74,10 @@ def count_calls(trace_file, start, end, disk):
             if not start <= float(stamp) <= end:
                 continue
             path = FD_PATH.match(rest)
-            where = "disk" if path is None or any(path.group(1).startswith(d) for d in disk) else "other"
+            inside = [d for d in disk if path and path.group(1).startswith(d)]
+            where = "disk" if path is None or inside else "other"
+            if by_file and where == "disk":
+                where = path.group(1)[len(inside[0]):].lstrip("/") if inside else name + "(no file)"
             key = (name, where)
             counts.setdefault(key, [0, 0])[0] += 1
             if "<unfinished ...>" in rest:
@@ -84,23 +87,6 @@ def count_calls(trace_file, start, end, disk):
             if name in WRITES and found and int(found.group(1)) > 0:
                 counts[key][1] += int(found.group(1))
     return counts
-
-
-def per_file_syncs(trace_file, start, end, disk):
-    """Sync calls on the disk over the window, by file name (the state directory's layout)."""
-    files = {}
-    with open(trace_file, errors="replace") as f:
-        for line in f:
-            match = CALL.match(line)
-            if not match or match.group(3) not in SYNCS or not start <= float(match.group(2)) <= end:
-                continue
-            path = FD_PATH.match(match.group(4))
-            name = path.group(1) if path else match.group(3) + "(no file)"
-            for d in disk:
-                if name.startswith(d):
-                    name = name[len(d):].lstrip("/") or name
-            files[name] = files.get(name, 0) + 1
-    return files
 
 
 def sync_times(trace_file, start, end, needle):
@@ -192,11 +178,17 @@ def situation(binary, name, capture, seconds, speed, disk_root):
             say(f"  {n:10} {wb * per_hour:12,.0f} {wc * per_hour:12,.0f} {syncs * per_hour:6.0f}"
                   f" {writes * per_hour:7.0f} {written * per_hour:14,.0f}")
             by_call = ", ".join(f"{k} {c * per_hour:.0f}" for (k, w), (c, _) in sorted(calls.items()) if w == "disk")
-            files = per_file_syncs(traces[n], window[0], window[1], [disk])
-            by_file = ", ".join(f"{f} {c * per_hour:.0f}" for f, c in sorted(files.items()))
+            files = {}
+            for (k, where), (c, b) in count_calls(traces[n], window[0], window[1], [disk], by_file=True).items():
+                if where != "other":
+                    entry = files.setdefault(re.sub(r"\.tmp-\d+$", ".tmp", where), [0, 0, 0])
+                    entry[0 if k in SYNCS else 1] += c
+                    entry[2] += b
             say(f"    {n} on the disk, per call: {by_call or 'none'}")
-            say(f"    {n} syncs per file: {by_file or 'none'}; writes elsewhere (stderr, sockets, tmpfs): "
-                  f"{other * per_hour:.0f}")
+            say(f"    {n} per file (syncs/writes/bytes): " + ("; ".join(
+                f"{f} {sy * per_hour:.0f}/{wr * per_hour:.0f}/{by * per_hour:,.0f}"
+                for f, (sy, wr, by) in sorted(files.items())) or "none"))
+            say(f"    {n} writes elsewhere (stderr, sockets, tmpfs): {other * per_hour:.0f}")
             say(f"    {n} in the window as measured: write_bytes {wb:,}, wchar {wc:,}, {syncs} syncs, "
                   f"{writes} writes ({written:,} bytes) on the disk")
         # The store's syncs next to the documented rule (docs/config.md, store.syncInterval: every 300 s, at a

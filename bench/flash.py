@@ -27,6 +27,7 @@ SECONDS: the first SECONDS of the capture's receiver time (0: all of it). Standa
 import concurrent.futures, itertools, os, re, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # importing daemon.py leaves no __pycache__ in bench/
 from daemon import PrivateGPSD, epochs, looped, read, settled, start_clients, stop  # noqa: E402
 
 SYNCS = ("fsync", "fdatasync", "sync_file_range", "msync", "sync", "syncfs")

@@ -161,7 +161,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var path: String = "track/locations.jsonl"
         public var rotation = Rotation()
         /// Seconds between fsyncs; 0 after every line.
-        public var fsyncInterval: Double = 10
+        public var fsyncInterval: Double = 300
         public init() {}
     }
 

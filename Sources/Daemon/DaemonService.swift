@@ -96,6 +96,8 @@ public final class DaemonService {
     private let notifier: SystemdNotifier
     private var nextStatus = 0.0
     private var nextSave = 0.0
+    /// The store's `syncPoints` the outputs last followed.
+    private var outputsSyncedAt = 0
     private var nextWatchdog = 0.0
 
     /// `environment` is where systemd's NOTIFY_SOCKET and WATCHDOG_USEC are read (the process's by default);
@@ -190,6 +192,7 @@ public final class DaemonService {
         }
         outputs = hooks.makeOutputs(setup.configuration).map(OutputGuard.init)
         forwarder = makeForwarder(setup)
+        outputsSyncedAt = 0
         log.notice(
             "profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
@@ -260,7 +263,10 @@ public final class DaemonService {
             notify(notifier.status(status.systemdStatusLine(now: status.updated)))
         }
         if now >= nextSave {
-            nextSave = now + 60
+            // As often as the store syncs (journald's 5 min by default), not every minute: each save is two
+            // fsyncs (the file and its folder), and what it keeps (the last location, the totals) is worth
+            // no more than the store's last interval.
+            nextSave = now + max(60, setup.configuration.store?.syncInterval ?? 300)
             save()
         }
         if let interval = notifier.watchdogInterval, now >= nextWatchdog {
@@ -369,6 +375,7 @@ public final class DaemonService {
             if forwardingChanged {
                 forwarder?.close(waitingAtMost: Self.uploadStopLimit)
                 forwarder = makeForwarder(new)
+                outputsSyncedAt = 0
             }
             chargeBeforeReload.charge += ledger.charge(at: receiverSeconds)
             chargeBeforeReload.alwaysOn += ledger.alwaysOn(at: receiverSeconds)
@@ -442,7 +449,18 @@ public final class DaemonService {
         case .transmitted(let bytes, let description):
             log.debug("power: sent \(description): \(hexadecimal(bytes))")
         }
+        followStoreSync()
         hooks.observe(update)
+    }
+
+    /// Syncs the outputs' files when the store synced since the last call, after the update's records were
+    /// written to them: a power cut loses no more of a file than of the store.
+    private func followStoreSync() {
+        guard let forwarder, forwarder.syncPoints != outputsSyncedAt else { return }
+        outputsSyncedAt = forwarder.syncPoints
+        let now = clock.now
+        let t = self.t
+        for output in outputs { report(output.sync(now: now, t: t), of: output) }
     }
 
     private func finishCapture(of run: any DaemonRun) {
@@ -487,6 +505,7 @@ public final class DaemonService {
         let now = clock.now
         let t = self.t
         for output in outputs { report(output.tick(now: now, t: t), of: output) }
+        followStoreSync()
     }
 
     private func report(_ lines: [LogEntry], of output: OutputGuard) {

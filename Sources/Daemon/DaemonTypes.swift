@@ -36,6 +36,10 @@ public protocol TrackOutput: AnyObject {
     func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure)
     /// Called about once a second: fsync cadence, rotation at midnight, accepting socket clients.
     func tick(now: UTCTime) throws(OutputFailure)
+    /// Puts what was written on the disk now: the service calls it whenever the store syncs (its interval,
+    /// the receiver going down, a deferred batch, stop), so a power cut costs each file what it costs the
+    /// store. Outputs without a file do nothing.
+    func sync(now: UTCTime) throws(OutputFailure)
     /// Writes and syncs everything held, and closes (a GPX file is left complete).
     func close()
     /// What happened since the last call that the journal should hear (the socket dropped a client that
@@ -46,6 +50,7 @@ public protocol TrackOutput: AnyObject {
 
 extension TrackOutput {
     public func takeNotices() -> [String] { [] }
+    public func sync(now: UTCTime) throws(OutputFailure) {}
 }
 
 /// What `lodestar status` shows: written by the running service to `status.json` in its runtime directory.

@@ -55,9 +55,18 @@ public final class OutputGuard {
 
     /// The output's tick (fsync cadence, midnight, socket clients), unless it is resting.
     public func tick(now: UTCTime, t: Double) -> [LogEntry] {
+        unlessResting(t: t) { () throws(OutputFailure) in try output.tick(now: now) }
+    }
+
+    /// The output's sync, unless it is resting.
+    public func sync(now: UTCTime, t: Double) -> [LogEntry] {
+        unlessResting(t: t) { () throws(OutputFailure) in try output.sync(now: now) }
+    }
+
+    private func unlessResting(t: Double, _ body: () throws(OutputFailure) -> Void) -> [LogEntry] {
         if failure != nil, t < retryAt { return [] }
         do throws(OutputFailure) {
-            try output.tick(now: now)
+            try body()
         } catch {
             return failed(error, t: t) + notices()
         }

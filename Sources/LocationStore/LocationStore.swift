@@ -371,6 +371,7 @@ public final class LocationStore {
         var result = BoundsEnforcement()
         guard bounds.maxBytes != nil || bounds.maxAge != nil else { return result }
         let connection = connection
+        let changesBefore = connection.totalChanges
         if let maxAge = bounds.maxAge {
             let cutoff = now.adding(seconds: -maxAge)
             try connection.inWriteTransaction(doing: "delete locations older than the age bound") {
@@ -434,7 +435,11 @@ public final class LocationStore {
                 try compact()
             }
         }
-        try compact()
+        // Only after a deletion, or when the WAL takes the store past its size bound: a checkpoint syncs the WAL
+        // and the database and rewrites its pages, and this runs every minute; SQLite's own checkpoint (every
+        // sixteenth of the bound, or 1000 pages) keeps the WAL in check otherwise.
+        let overBound = try bounds.maxBytes.map { maxBytes throws(StoreError) in try sizeInBytes() > maxBytes } ?? false
+        if connection.totalChanges != changesBefore || overBound { try compact() }
         return result
     }
 

@@ -16,8 +16,9 @@ public final class DailyGPXOutput: TrackOutput {
 
     static let closing = Array("</trkseg>\n</trk>\n</gpx>\n".utf8)
     static let reopenSegment = Array("</trkseg>\n<trkseg>\n".utf8)
-    /// Seconds between fsyncs while points come.
-    static let syncInterval = 10.0
+    /// Seconds between fsyncs while points come, besides the store's sync points (`TrackOutput.sync`):
+    /// journald's interval, as the store's and the jsonl's defaults.
+    static let syncInterval = 300.0
 
     private var descriptor: Int32 = -1
     private var day: Int64?
@@ -153,8 +154,8 @@ public final class DailyGPXOutput: TrackOutput {
         _ = ftruncate(descriptor, end)
     }
 
-    private func sync(now: UTCTime) {
-        guard descriptor >= 0 else { return }
+    public func sync(now: UTCTime) {
+        guard descriptor >= 0, unsynced else { return }
         _ = fsync(descriptor)
         unsynced = false
         lastSync = now

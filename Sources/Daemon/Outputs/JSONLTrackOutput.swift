@@ -19,6 +19,10 @@ public final class JSONLTrackOutput: TrackOutput {
         try file.tick(now: now)
     }
 
+    public func sync(now: UTCTime) throws(OutputFailure) {
+        try file.syncWritten(now: now)
+    }
+
     public func close() {
         file.close()
     }

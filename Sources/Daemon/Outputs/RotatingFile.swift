@@ -69,6 +69,11 @@ public final class RotatingFile {
         if rotation.daily, size > 0, utcDay(of: now) != utcDay(of: started) { try rotate(now: now) }
     }
 
+    /// Syncs what was written since the last sync, now.
+    public func syncWritten(now: UTCTime) throws(OutputFailure) {
+        if unsynced { try sync(now: now) }
+    }
+
     /// Syncs and closes; the next `append` opens the file again.
     public func close() {
         guard let descriptor else { return }

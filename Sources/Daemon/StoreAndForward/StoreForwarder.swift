@@ -32,6 +32,9 @@ final class StoreForwarder {
     private var nextSync = 0.0
     /// Syncs of the store's commits so far (status and the flash bench).
     var syncCount: Int { store.syncCount }
+    /// The times the store was asked to sync (its interval, the receiver going down, a deferred batch): the
+    /// service syncs its files after each, so they follow the same rule.
+    private(set) var syncPoints = 0
 
     /// Opens the store the config names and starts its uploaders; nil (logged) when there is no store or it
     /// cannot be opened, and the service runs on without it.
@@ -157,6 +160,7 @@ final class StoreForwarder {
 
     /// Syncs what was committed (nothing when nothing was), and counts the next interval from here.
     private func sync() {
+        syncPoints += 1
         nextSync = clock.seconds() + syncInterval
         do throws(StoreError) {
             try store.sync()

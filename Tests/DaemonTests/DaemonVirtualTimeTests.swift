@@ -113,6 +113,8 @@ final class LogLines: Sendable {
         let notifications: DatagramListener
         var runs: [ScriptedRun] = []
         var configuration = DaemonConfiguration()
+        /// Outputs given to the service besides the configured ones.
+        var extraOutputs: [any TrackOutput] = []
 
         init() throws {
             folder = try #require(TemporaryDirectory(prefix: "lodestar-outputs"))
@@ -140,9 +142,12 @@ final class LogLines: Sendable {
             script: @escaping (DaemonSetup, Double) -> [(at: Double, update: LocationUpdate)]
         ) -> DaemonOutcome {
             let clock = clock
+            let extraOutputs = extraOutputs
             var hooks = DaemonService.Hooks(
                 logger: log.logger("lodestar run"),
-                makeOutputs: { [log] configuration in DaemonOutputs.open(configuration, logger: log.logger("outputs")) },
+                makeOutputs: { [log] configuration in
+                    DaemonOutputs.open(configuration, logger: log.logger("outputs")) + extraOutputs
+                },
                 // systemd reads its socket as messages come; so does the test, each turn, or the queue fills.
                 shouldStop: { [notifications] in
                     _ = notifications.messages
@@ -192,6 +197,43 @@ final class LogLines: Sendable {
         #expect(state.lastLocation?.timestamp == Self.start.adding(seconds: 100))
         let track = try String(contentsOfFile: rig.configuration.stateDirectory + "/track/locations.jsonl", encoding: .utf8)
         #expect(track.split(separator: "\n").count { $0.contains(#""type":"location""#) } == 100)
+    }
+
+    /// What an output was asked to do, in order, on the service's clock.
+    final class OutputJournal: TrackOutput {
+        let clock: ManualDaemonClock
+        private(set) var entries: [(at: Double, what: String)] = []
+        init(clock: ManualDaemonClock) { self.clock = clock }
+        var name: String { "journal" }
+        func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure) {
+            if case .location = record { entries.append((clock.monotonicSeconds, "location")) }
+        }
+        func tick(now: UTCTime) throws(OutputFailure) {}
+        func sync(now: UTCTime) throws(OutputFailure) { entries.append((clock.monotonicSeconds, "sync")) }
+        func close() {}
+        var syncTimes: [Double] { entries.filter { $0.what == "sync" }.map(\.at) }
+    }
+
+    /// The files follow the store's rule: synced when the store syncs (its interval, the receiver going
+    /// down), after the lines of that update, and not once per location.
+    @Test func theOutputsSyncWhenTheStoreDoesAndOnlyThen() throws {
+        let rig = try Rig()
+        rig.configuration.store = DaemonConfiguration.StoreSettings()
+        rig.configuration.store?.syncInterval = 120
+        let journal = OutputJournal(clock: rig.clock)
+        rig.extraOutputs = [journal]
+        rig.run(try rig.setup(), stopAt: 400) { _, _ in
+            Self.locations(from: 1, to: 60) + [(60.5, .regime(.off, reason: "napping"))] + Self.locations(from: 300, to: 310)
+        }
+        let syncs = journal.syncTimes
+        // The store's first interval starts with the service; then the nap at 60.5, the interval from it at
+        // 180.5 and 300.5, and none for each of the 71 locations.
+        #expect(syncs.count >= 3 && syncs.count <= 6, "\(syncs)")
+        #expect(syncs.contains { $0 >= 60.5 && $0 < 61.5 }, "no sync when the receiver went down: \(syncs)")
+        #expect(!syncs.contains { $0 > 2 && $0 < 60.5 }, "a sync while locations came, before any interval: \(syncs)")
+        // The last location before the nap was written before the nap's sync.
+        let napSync = try #require(journal.entries.firstIndex { $0.what == "sync" && $0.at >= 60.5 })
+        #expect(journal.entries[..<napSync].count { $0.what == "location" } == 60)
     }
 
     @Test func aStopLeavesTheReceiverInTheExitRegimeWellWithinTheLimit() throws {

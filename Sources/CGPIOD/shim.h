@@ -42,62 +42,7 @@ typedef struct {
     struct gpiod_line *line;
 } cgpiod_output;
 
-static inline cgpiod_output *cgpiod_request_output(
-    const char *chip, unsigned int offset, const char *name, const char *consumer, int activeLow, int value,
-    cgpiod_failure *failure)
-{
-    memset(failure, 0, sizeof *failure);
-    errno = 0;
-    struct gpiod_chip *handle = gpiod_chip_open_lookup(chip);
-    if (!handle) {
-        if (errno == 0) errno = ENOENT;
-        failure->step = CGPIOD_FAILED_OPENING_CHIP;
-        return NULL;
-    }
-    errno = 0;
-    struct gpiod_line *line = name ? gpiod_chip_find_line(handle, name) : gpiod_chip_get_line(handle, offset);
-    if (!line) {
-        int saved = errno == 0 ? ENOENT : errno;
-        failure->step = CGPIOD_FAILED_FINDING_LINE;
-        failure->lineCount = gpiod_chip_num_lines(handle);
-        gpiod_chip_close(handle);
-        errno = saved;
-        return NULL;
-    }
-    errno = 0;
-    int flags = activeLow ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0;
-    if (gpiod_line_request_output_flags(line, consumer, flags, value ? 1 : 0) != 0) {
-        int saved = errno;
-        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
-        cgpiod_copy_holder(failure, gpiod_line_consumer(line));
-        gpiod_chip_close(handle);
-        errno = saved;
-        return NULL;
-    }
-    cgpiod_output *output = malloc(sizeof *output);
-    if (!output) {
-        gpiod_line_release(line);
-        gpiod_chip_close(handle);
-        errno = ENOMEM;
-        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
-        return NULL;
-    }
-    output->chip = handle;
-    output->line = line;
-    return output;
-}
-
-/* Logical values: with active-low, 1 drives the line low. 0, or -1 with errno. */
-static inline int cgpiod_set_value(cgpiod_output *output, int value) {
-    errno = 0;
-    return gpiod_line_set_value(output->line, value ? 1 : 0);
-}
-
-static inline void cgpiod_release(cgpiod_output *output) {
-    gpiod_line_release(output->line);
-    gpiod_chip_close(output->chip);
-    free(output);
-}
+static inline struct gpiod_chip *cgpiod_open_lookup(const char *chip) { return gpiod_chip_open_lookup(chip); }
 
 #else /* libgpiod 2.x */
 
@@ -149,18 +94,81 @@ static inline unsigned int cgpiod_line_count(struct gpiod_chip *chip) {
     return count;
 }
 
-static inline cgpiod_output *cgpiod_request_output(
-    const char *chip, unsigned int offset, const char *name, const char *consumer, int activeLow, int value,
-    cgpiod_failure *failure)
-{
+#endif
+
+/* Opens the chip (cgpiod_open_lookup: a name, path, number or label), or says it could not. */
+static inline struct gpiod_chip *cgpiod_open_chip(const char *chip, cgpiod_failure *failure) {
     memset(failure, 0, sizeof *failure);
     errno = 0;
     struct gpiod_chip *handle = cgpiod_open_lookup(chip);
     if (!handle) {
         if (errno == 0) errno = ENOENT;
         failure->step = CGPIOD_FAILED_OPENING_CHIP;
+    }
+    return handle;
+}
+
+#ifdef GPIOD_LINE_BULK_MAX_LINES
+
+static inline cgpiod_output *cgpiod_request_output(
+    const char *chip, unsigned int offset, const char *name, const char *consumer, int activeLow, int value,
+    cgpiod_failure *failure)
+{
+    struct gpiod_chip *handle = cgpiod_open_chip(chip, failure);
+    if (!handle) return NULL;
+    errno = 0;
+    struct gpiod_line *line = name ? gpiod_chip_find_line(handle, name) : gpiod_chip_get_line(handle, offset);
+    if (!line) {
+        int saved = errno == 0 ? ENOENT : errno;
+        failure->step = CGPIOD_FAILED_FINDING_LINE;
+        failure->lineCount = gpiod_chip_num_lines(handle);
+        gpiod_chip_close(handle);
+        errno = saved;
         return NULL;
     }
+    errno = 0;
+    int flags = activeLow ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0;
+    if (gpiod_line_request_output_flags(line, consumer, flags, value ? 1 : 0) != 0) {
+        int saved = errno;
+        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
+        cgpiod_copy_holder(failure, gpiod_line_consumer(line));
+        gpiod_chip_close(handle);
+        errno = saved;
+        return NULL;
+    }
+    cgpiod_output *output = malloc(sizeof *output);
+    if (!output) {
+        gpiod_line_release(line);
+        gpiod_chip_close(handle);
+        errno = ENOMEM;
+        failure->step = CGPIOD_FAILED_REQUESTING_LINE;
+        return NULL;
+    }
+    output->chip = handle;
+    output->line = line;
+    return output;
+}
+
+/* Logical values: with active-low, 1 drives the line low. 0, or -1 with errno. */
+static inline int cgpiod_set_value(cgpiod_output *output, int value) {
+    errno = 0;
+    return gpiod_line_set_value(output->line, value ? 1 : 0);
+}
+
+static inline void cgpiod_release(cgpiod_output *output) {
+    gpiod_line_release(output->line);
+    gpiod_chip_close(output->chip);
+    free(output);
+}
+
+#else /* libgpiod 2.x */
+
+static inline cgpiod_output *cgpiod_request_output(
+    const char *chip, unsigned int offset, const char *name, const char *consumer, int activeLow, int value,
+    cgpiod_failure *failure)
+{
+    struct gpiod_chip *handle = cgpiod_open_chip(chip, failure);
+    if (!handle) return NULL;
     unsigned int count = cgpiod_line_count(handle);
     if (name) {
         int found = gpiod_chip_get_line_offset_from_name(handle, name);

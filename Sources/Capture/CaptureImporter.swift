@@ -212,7 +212,10 @@ public enum CaptureImporter {
         guard line.first == UInt8(ascii: "{") else { return nil }
         var text = Array(line)
         if let position = firstRange(of: stdinDevice, in: line) {
-            text = Array(line[line.startIndex..<position.lowerBound] + renamed + line[position.upperBound...])
+            // Appended piece by piece: Swift 6.0 (Debian trixie's) does not type-check slice + array + slice.
+            text = Array(line[line.startIndex..<position.lowerBound])
+            text += renamed
+            text += line[position.upperBound...]
         }
         let (isTPV, time, hasPosition) = text.withUnsafeBufferPointer { bytes -> (Bool, UTCTime?, Bool) in
             bytes.withMemoryRebound(to: CChar.self) { chars in

@@ -16,9 +16,10 @@ directory on tmpfs, stderr, sockets).
 Normalisation: per hour of receiver time, the receiver time being the capture's own seconds as fed (gaps over
 5 s shortened to 5 s, as daemon.py's feed does), so figures from a slice at 1x and a whole capture at 100x
 compare. Which clock times each sync matters when SPEED > 1 (see docs/benchmarks.md): --clock-rate scales the
-policy's clock and the store's (Sources/Daemon/DaemonService.swift, makeForwarder), but the jsonl and GPX
-fsync intervals run on the wall clock passed as `now` (Sources/Daemon/Outputs/RotatingFile.swift,
-DailyGPXOutput.swift) and state.json is saved every 60 s of the monotonic clock (DaemonService.housekeeping).
+policy's clock and the store's (Sources/Daemon/DaemonService.swift, makeForwarder), and the jsonl and GPX
+files sync with the store, but their own 300 s intervals run on the wall clock passed as `now`
+(Sources/Daemon/Outputs/RotatingFile.swift, DailyGPXOutput.swift) and state.json is saved every
+store.syncInterval of the monotonic clock (DaemonService.housekeeping).
 At SPEED > 1 those are understated SPEED times per receiver hour; the bench says so. At SPEED 1 every clock
 is the capture's.
 
@@ -162,8 +163,8 @@ def situation(binary, name, capture, seconds, speed, disk_root):
         say(f"  window: {wall:.1f} s wall = {receiver:.0f} s receiver time; figures x{per_hour:.3f} = per "
               f"receiver hour; lodestar wrote {lines} jsonl lines, gpxlogger {points} track points")
         if speed > 1:
-            say(f"  NOTE: at {speed:g}x the jsonl and GPX fsyncs (every 10 s of the wall clock) and the state.json "
-                  f"saves (every 60 s of the monotonic clock) are about {speed:g}x too few per receiver hour; "
+            say(f"  NOTE: at {speed:g}x the jsonl and GPX fsyncs of their own (every 300 s of the wall clock) and "
+                  f"the state.json saves (every 300 s of the monotonic clock) are about {speed:g}x too few per receiver hour; "
                   f"the store's timers follow --clock-rate but are checked once a wall second (DaemonService's tick), "
                   f"so its 60 s bounds and checkpoint run every {max(60, speed):g} receiver s. Run at 1x for all of them.")
         say(f"  {'client':10} {'write_bytes':>12} {'wchar':>12} {'syncs':>6} {'writes':>7} {'bytes written':>14}"
@@ -195,8 +196,9 @@ def situation(binary, name, capture, seconds, speed, disk_root):
         # The store's syncs next to the documented rule (docs/config.md, store.syncInterval: every 300 s, at a
         # receiver power-down, after a deferred batch, at a pause, at stop), from the regime changes and events
         # in the jsonl. SQLite syncs the WAL and the database at each checkpoint (a sync of store.sqlite itself
-        # is one): the service checkpoints when it applies the store's bounds, every 60 s (StoreForwarder.tick,
-        # LocationStore.compact), and SQLite on its own when the WAL passes wal_autocheckpoint pages.
+        # is one): the service checkpoints when it applies the store's bounds (every 60 s, StoreForwarder.tick) and
+        # deleted rows or the WAL passed the bound (LocationStore.compact), and SQLite on its own when the WAL
+        # passes wal_autocheckpoint pages.
         walls = sync_times(traces["lodestar"], window[0], window[1], "store.sqlite")
         store_syncs = [((at - window[0]) * speed, what) for at, what in walls]
         checkpoints = [at for at, what in walls if what.endswith("store.sqlite")]
@@ -239,7 +241,7 @@ def main(argv):
     binary = argv[1]
     disk_root = os.environ.get("FLASH_DIR", "/var/tmp")
     print(f"lodestar run: {{}} config (the defaults: profile car, store syncInterval 300 s, jsonl fsyncInterval "
-          f"10 s, GPX on, socket on), --no-power-control; state directory under {disk_root} "
+          f"300 s, GPX on, socket on), --no-power-control; state directory under {disk_root} "
           f"({subprocess.run(['df', '--output=fstype', disk_root], capture_output=True, text=True).stdout.split()[-1]}), "
           f"runtime directory and logs on tmpfs")
     print(JOURNALD)

@@ -13,7 +13,14 @@ The lodestar command line comes from LODESTAR_ARGS (words after the binary; {hos
 filled in), by default DEFAULT_ARGS below: `lodestar run` with every fix delivered on stdout. Its end is taken as: its CPU time and output
 unchanged for 0.5 s after gpsd closed the device (no message from the command needed).
 
+  callgrind  a slice of the drive (CALLGRIND_EPOCHS epochs from CALLGRIND_FIRST) read by gpxlogger and by each
+        of CALLGRIND_VARIANTS at once (`run` with the default config, with always-on, with the store off, and
+        `watch`): instructions under valgrind --tool=callgrind, then syscall counts under strace -c -f, then
+        CPU time natively, the same slice at the same pace each time; each against gpxlogger's.
+        BENCH_VARIANTS picks some by name, BENCH_KEEP=DIR keeps the callgrind files for callgrind_annotate.
+
 usage: daemon.py cpu  LODESTAR_BINARY CAPTURE [RUNS] [SPEED]
+       daemon.py callgrind LODESTAR_BINARY CAPTURE [SPEED]
        daemon.py soak LODESTAR_BINARY CAPTURE [HOURS] [SPEED]
 SPEED: times the capture's own pace (gaps over 5 s shortened to 5 s); 0 = as fast as gpsd reads.
 Standard library only."""
@@ -286,9 +293,9 @@ def lodestar_command(binary, port, state="STATE"):
     return [binary] + shlex.split(args)
 
 
-def settled(pids, outputs, quiet=0.5, timeout=60):
-    """Waits until, over `quiet` seconds, no output grew and no process used more than 5 ms of CPU (an idle
-    client still wakes to poll)."""
+def settled(pids, outputs, quiet=0.5, timeout=60, budget=0.005):
+    """Waits until, over `quiet` seconds, no output grew and no process used more than `budget` s of CPU (an
+    idle client still wakes to poll)."""
     def snapshot():
         return [cpu_figures(p)[2] for p in pids], [os.path.getsize(o) for o in outputs]
     deadline = time.time() + timeout
@@ -296,7 +303,7 @@ def settled(pids, outputs, quiet=0.5, timeout=60):
     while True:
         time.sleep(quiet)
         now = snapshot()
-        if now[1] == last[1] and all(b - a < 0.005 for a, b in zip(last[0], now[0])):
+        if now[1] == last[1] and all(b - a < budget for a, b in zip(last[0], now[0])):
             return
         if time.time() > deadline:
             sys.exit("the clients did not settle")
@@ -415,6 +422,157 @@ def soak(binary, capture, hours, speed):
           f"private {private_growth:+.1f} % (target < 5 %)")
 
 
+# `callgrind` mode: each lodestar command next to gpxlogger on one stream. The run variants share a config file
+# that is the default config but for where things go (a private state and runtime directory, this gpsd, no
+# socket group, which a bench machine may not have) and no receiver commands, as DEFAULT_ARGS: so the store,
+# the jsonl file, the daily GPX and the socket are on and the profile is the default one (car).
+CALLGRIND_VARIANTS = {
+    "run": "run --config {config}",
+    "run always-on": "run --config {config} --profile always-on",
+    "run always-on, store off": "run --config {config} --profile always-on --set store=false",
+    "watch": "watch --gpsd {host}:{port} --format jsonl",
+}
+
+
+def variant_commands(binary, port, work):
+    """{name: (command, state directory or None)} for CALLGRIND_VARIANTS (or the names in BENCH_VARIANTS,
+    comma-separated), each run with its own state directory and config file."""
+    chosen = [v.strip() for v in os.environ.get("BENCH_VARIANTS", "").split(",") if v.strip()] or list(CALLGRIND_VARIANTS)
+    commands = {}
+    for index, name in enumerate(chosen):
+        state = os.path.join(work, f"state{index}")
+        config = os.path.join(work, f"lodestar{index}.json")
+        with open(config, "w") as f:
+            f.write('{"stateDirectory": "%s", "runtimeDirectory": "%s/run", "gpsd": {"host": "127.0.0.1", '
+                    '"port": %d}, "receiver": {"powerControl": false}, "outputs": {"socket": {"group": null}}}\n'
+                    % (state, state, port))
+        args = CALLGRIND_VARIANTS[name].format(config=config, host="127.0.0.1", port=port)
+        commands[name] = ([binary] + shlex.split(args), state if name.startswith("run") else None)
+    return commands
+
+
+def callgrind_slice(capture):
+    """The epochs callgrind mode feeds: CALLGRIND_EPOCHS (600, 20 min of the 0.5 Hz drive) from
+    CALLGRIND_FIRST (0)."""
+    groups = epochs(open(capture, "rb").read())
+    first = int(os.environ.get("CALLGRIND_FIRST", "0"))
+    return groups[first:first + int(os.environ.get("CALLGRIND_EPOCHS", "600"))]
+
+
+def strace_counts(path):
+    """{syscall: calls, "errors:" + syscall: errors} from an `strace -c` table."""
+    counts = {}
+    for row in read(path).splitlines():
+        columns = row.split()
+        if len(columns) >= 5 and columns[0][0].isdigit() and not columns[-1].startswith("total"):
+            calls = int(columns[3])
+            errors = int(columns[4]) if len(columns) == 6 else 0
+            counts[columns[-1]] = calls
+            if errors:
+                counts["errors:" + columns[-1]] = errors
+    return counts
+
+
+def progress(text):
+    if os.environ.get("BENCH_VERBOSE"):
+        print(time.strftime("%H:%M:%S"), text, file=sys.stderr, flush=True)
+
+
+def tool_run(binary, groups, speed, tool):
+    """One gpsd stream read by gpxlogger and every variant, each under `tool` (callgrind, strace or None);
+    {name: (instructions or CPU figures, strace counts or None, locations written)}."""
+    work = tempfile.mkdtemp(prefix="lodestar-bench-")
+    os.chmod(work, 0o755)
+    daemon = PrivateGPSD(work)
+    try:
+        variants = variant_commands(binary, daemon.port, work)
+        variants["gpxlogger"] = ([os.environ.get("GPXLOGGER", "gpxlogger"), "-e", "sockets",
+                                  "127.0.0.1:%d" % daemon.port], None)
+        commands = {}
+        for index, (name, (command, _)) in enumerate(variants.items()):
+            if tool == "callgrind":
+                command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.{index}"] + command
+            elif tool == "strace":
+                command = ["strace", "-f", "-c", "-o", f"{work}/strace.{index}"] + command
+            commands[name] = command
+        # gpxlogger gives up after 5 s without a report: it starts once the slower lodestars are connected.
+        clients, outputs = start_clients({n: c for n, c in commands.items() if n != "gpxlogger"}, work)
+        more, more_outputs = start_clients({"gpxlogger": commands["gpxlogger"]}, work)
+        clients.update(more)
+        outputs.update(more_outputs)
+        progress(f"{tool or 'native'}: clients connected, feeding {len(groups)} epochs")
+        daemon.feed(groups, speed)
+        progress(f"{tool or 'native'}: fed; waiting for the clients to settle")
+        # Under valgrind an idle client's tick costs more than 5 ms: settled on outputs and a 50 ms budget.
+        settled([p.pid for p in clients.values()], [o for o, _ in outputs.values()], quiet=1.0,
+                budget=0.05 if tool else 0.005, timeout=600)
+        figures = {name: cpu_figures(p.pid) for name, p in clients.items()} if tool is None else {}
+        for name, process in clients.items():
+            # strace passes no signal on: the traced command (its child) is stopped, strace then ends.
+            children = [int(c) for t in os.listdir(f"/proc/{process.pid}/task")
+                        for c in read(f"/proc/{process.pid}/task/{t}/children").split()]
+            for pid in (children if tool == "strace" else [process.pid]):
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        progress(f"{tool or 'native'}: settled; stopping the clients")
+        for process in clients.values():
+            try:
+                process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        results = {}
+        for index, (name, (_, state)) in enumerate(variants.items()):
+            if name == "gpxlogger":
+                written = read(outputs[name][0]).count("<trkpt")
+            elif state is None:
+                written = read(outputs[name][0]).count('"type":"location"')
+            else:
+                jsonl = os.path.join(state, "track", "locations.jsonl")
+                written = read(jsonl).count('"type":"location"') if os.path.exists(jsonl) else 0
+            if tool == "callgrind":
+                found = re.findall(r"Collected : (\d+)", read(outputs[name][1]))
+                results[name] = (int(found[-1]) if found else 0, written)
+                if os.environ.get("BENCH_KEEP") and os.path.exists(f"{work}/callgrind.{index}"):
+                    shutil.copy(f"{work}/callgrind.{index}", os.path.join(
+                        os.environ["BENCH_KEEP"], "callgrind." + re.sub(r"[^a-z]+", "-", name)))
+            elif tool == "strace":
+                results[name] = (strace_counts(f"{work}/strace.{index}"), written)
+            else:
+                results[name] = (figures[name], written)
+        return results
+    finally:
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def callgrind(binary, capture, speed):
+    """Instructions (callgrind's Ir) of each variant and of gpxlogger on one stream, syscall counts (strace -c)
+    on a second one, CPU time natively on a third: the same slice of the capture at the same pace each time."""
+    groups = callgrind_slice(capture)
+    span = ((groups[-1][0] or 0) - (groups[0][0] or 0)) % 86400  # the drive passes UTC midnight
+    print(f"capture: {capture}, epochs {os.environ.get('CALLGRIND_FIRST', '0')}+{len(groups)} "
+          f"({span / 60:.0f} min of receiver time) at {speed:g}x its pace")
+    instructions = tool_run(binary, groups, speed, "callgrind")
+    syscalls = tool_run(binary, groups, speed, "strace") if shutil.which("strace") else {}
+    cpu_times = tool_run(binary, groups, speed, None)
+    base_ir = max(1, instructions["gpxlogger"][0])
+    base_cpu = max(1e-9, cpu_times["gpxlogger"][0][2])
+    shown = ("poll", "ppoll", "pselect6", "select", "read", "recvfrom", "write", "writev", "pwrite64", "fdatasync", "fsync", "futex")
+    print(f"{'client':26} {'instructions':>14} {'ratio':>6} {'per loc':>9} {'CPU s':>7} {'ratio':>6} {'locs':>5}  syscalls (strace -c -f)")
+    for name in instructions:
+        ir, written = instructions[name]
+        sched = cpu_times[name][0][2]
+        counts = syscalls.get(name, ({}, 0))[0]
+        calls = " ".join(f"{c} {counts[c]}" + (f" ({counts['errors:' + c]} err)" if "errors:" + c in counts else "")
+                         for c in shown if c in counts)
+        print(f"{name:26} {ir:14,} {ir / base_ir:5.2f}x {ir // max(1, written):9,} {sched:7.3f} "
+              f"{sched / base_cpu:5.2f}x {written:5}  {calls}")
+    print(f"lodestar: {binary}; instructions from valgrind --tool=callgrind (start-up and exit included); "
+          f"CPU is schedstat over the live threads, natively, in a run of its own")
+
+
 def startup(binary, runs):
     """`lodestar --help` next to `gpspipe --help`, interleaved: median wall time of each, and the instructions
     each executes under callgrind (repeatable on a noisy machine), the dynamic loader's share included."""
@@ -446,6 +604,9 @@ def startup(binary, runs):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "startup":
         startup(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 50)
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "callgrind":
+        callgrind(sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 10)
         sys.exit(0)
     if len(sys.argv) < 4 or sys.argv[1] not in ("cpu", "soak"):
         sys.exit(__doc__)

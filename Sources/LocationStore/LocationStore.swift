@@ -229,7 +229,7 @@ public final class LocationStore {
             var rows: [StoredLocation] = []
             rows.reserveCapacity(locations.count)
             for (location, reason) in locations {
-                try connection.withStatement(StoreSchema.insertLocation, doing: "store a location") {
+                try connection.withStatement(.insertLocation, doing: "store a location") {
                     statement throws(StoreError) in
                     Self.bind(location, reason: reason, stored: stored, to: statement)
                     try statement.run()

@@ -8,6 +8,22 @@ final class SQLiteConnection {
     private var handle: OpaquePointer?
     /// Prepared once per connection: the statements the daemon runs for every location and every batch.
     private var cached: [String: OpaquePointer] = [:]
+    /// The statements of every location's write, prepared once and found by their slot: looking them up by
+    /// their text hashed the insert's 400 bytes each time, and `BEGIN`/`COMMIT` through `sqlite3_exec` were
+    /// parsed again for every location.
+    private var frequent: [OpaquePointer?] = Array(repeating: nil, count: Frequent.allCases.count)
+
+    enum Frequent: Int, CaseIterable {
+        case begin, commit, insertLocation
+
+        var sql: String {
+            switch self {
+            case .begin: "BEGIN IMMEDIATE"
+            case .commit: "COMMIT"
+            case .insertLocation: StoreSchema.insertLocation
+            }
+        }
+    }
 
     enum Mode {
         case readOnly
@@ -62,6 +78,8 @@ final class SQLiteConnection {
     func close() {
         for statement in cached.values { sqlite3_finalize(statement) }
         cached = [:]
+        for case let statement? in frequent { sqlite3_finalize(statement) }
+        frequent = Array(repeating: nil, count: Frequent.allCases.count)
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -123,17 +141,49 @@ final class SQLiteConnection {
     /// Runs `body` in a write transaction. BEGIN IMMEDIATE takes the write lock first (waiting up to the busy
     /// timeout): a read that turned into a write could fail at once with SQLITE_BUSY when another connection
     /// wrote in between, and the busy handler does not retry that.
-    func inWriteTransaction<Result>(
-        doing what: String, _ body: () throws(StoreError) -> Result
+    /// `withStatement` for one of the `Frequent` statements.
+    func withStatement<Result>(
+        _ which: Frequent, doing what: String, _ body: (Statement) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
-        try execute("BEGIN IMMEDIATE", doing: what)
+        let raw = try prepared(which, doing: what)
+        let statement = Statement(raw: raw, connection: self, doing: what)
+        defer {
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
+        }
+        return try body(statement)
+    }
+
+    private func prepared(_ which: Frequent, doing what: @autoclosure () -> String) throws(StoreError) -> OpaquePointer {
+        let database = try open(doing: what())
+        if let existing = frequent[which.rawValue] { return existing }
+        var prepared: OpaquePointer?
+        let status = sqlite3_prepare_v2(database, which.sql, -1, &prepared, nil)
+        guard status == SQLITE_OK, let prepared else { throw failure(status, doing: what()) }
+        frequent[which.rawValue] = prepared
+        return prepared
+    }
+
+    /// Runs `BEGIN IMMEDIATE` or `COMMIT`; `what` is made only for an error.
+    private func run(_ which: Frequent, doing what: () -> String) throws(StoreError) {
+        let raw = try prepared(which, doing: what())
+        let status = sqlite3_step(raw)
+        let error = status == SQLITE_DONE || status == SQLITE_ROW ? nil : failure(status, doing: what())
+        sqlite3_reset(raw)
+        if let error { throw error }
+    }
+
+    func inWriteTransaction<Result>(
+        doing what: @autoclosure () -> String, _ body: () throws(StoreError) -> Result
+    ) throws(StoreError) -> Result {
+        try run(.begin, doing: what)
         do {
             let result = try body()
-            try execute("COMMIT", doing: what)
+            try run(.commit, doing: what)
             return result
         } catch {
             // A failed COMMIT may have rolled back already; ROLLBACK then says there is no transaction.
-            try? execute("ROLLBACK", doing: what)
+            try? execute("ROLLBACK", doing: what())
             throw error
         }
     }

@@ -100,14 +100,28 @@ public final class ManagedRun: DaemonRun {
     public func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
 }
 
-/// Updates handed from the manager's sequence to the service's thread, which sleeps until one comes.
+/// Updates handed from the manager's sequence to the service's thread, which sleeps until one comes. The
+/// manager writes the wake-up byte only when the service's thread is waiting for it (`waiting`): while the
+/// service works through what it took, further updates are only appended, and it takes them before it
+/// waits again. One byte per wait, not one per update.
 final class UpdateInbox: Sendable {
-    private let state = Mutex<(updates: [LocationUpdate], finished: Bool)>(([], false))
+    private struct State {
+        var updates: [LocationUpdate] = []
+        var finished = false
+        /// The service's thread checked that nothing was pending and is (about to be) in `poll`.
+        var waiting = false
+    }
+
+    private let state = Mutex(State())
     private let wakeUp = WakeUpPipe()
 
     func post(_ update: LocationUpdate) {
-        state.withLock { $0.updates.append(update) }
-        wakeUp.signal()
+        let wake = state.withLock { state in
+            state.updates.append(update)
+            defer { state.waiting = false }
+            return state.waiting
+        }
+        if wake { wakeUp.signal() }
     }
 
     func finish() {
@@ -118,16 +132,23 @@ final class UpdateInbox: Sendable {
     var isFinished: Bool { state.withLock { $0.finished && $0.updates.isEmpty } }
 
     func wait(seconds: Double) {
-        let pending = state.withLock { !$0.updates.isEmpty || $0.finished }
-        guard !pending else { return }
-        var descriptor = pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)
-        if wakeUp.descriptor < 0 {
-            sleepSeconds(min(seconds, 0.02))
+        guard wakeUp.descriptor >= 0 else {
+            if state.withLock({ $0.updates.isEmpty && !$0.finished }) { sleepSeconds(min(seconds, 0.02)) }
             return
         }
+        // Checked and marked in one lock: an update posted after this sees `waiting` and writes the byte.
+        let idle = state.withLock { state in
+            state.waiting = state.updates.isEmpty && !state.finished
+            return state.waiting
+        }
+        guard idle else { return }
+        var descriptor = pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)
         // NaN or a wait past an hour from a skewed clock: never a trap in the Int32 conversion.
-        _ = poll(&descriptor, 1, Int32((seconds > 0 ? min(seconds, 3600) : 0) * 1000))
-        wakeUp.drain()
+        let ready = poll(&descriptor, 1, Int32((seconds > 0 ? min(seconds, 3600) : 0) * 1000))
+        state.withLock { $0.waiting = false }
+        // Read only when the byte came: a timeout read nothing but EAGAIN. A byte written after the timeout
+        // (its update was posted as the wait ended) wakes the next wait at once and is read then.
+        if ready > 0 { wakeUp.drain() }
     }
 
     func take() -> (updates: [LocationUpdate], finished: Bool) {

@@ -92,11 +92,16 @@ public final class WakeUpPipe: Sendable {
         _ = retryingOnInterrupt { write(writeEnd, &byte, 1) }
     }
 
-    /// Empties the pipe.
+    /// Empties the pipe. A short read is an empty pipe: no second read to find it so (EAGAIN).
     public func drain() {
         guard readEnd >= 0 else { return }
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while bytes.withUnsafeMutableBytes({ read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
+            while true {
+                let count = read(readEnd, bytes.baseAddress, bytes.count)
+                if count == bytes.count || (count < 0 && errno == EINTR) { continue }
+                break
+            }
+        }
     }
 
     /// Waits until signalled or `seconds` pass (nil: no limit), then drains. May return early.

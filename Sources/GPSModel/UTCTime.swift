@@ -53,13 +53,19 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// ISO 8601 in UTC with milliseconds, the form gpsd itself writes: `2026-11-30T03:22:00.000Z`.
     public var iso8601: String {
+        // Built as bytes: it is formatted once per printed fix.
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        appendISO8601(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `iso8601`'s bytes appended to `bytes`, for an output that builds its line as bytes (no String between).
+    public func appendISO8601(to bytes: inout [UInt8]) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
         let (year, month, day) = UTCTime.civilDate(daysSinceEpoch: days)
         let milliseconds = Int(nanoseconds / 1_000_000)
-        // Built as bytes: it is formatted once per printed fix.
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(24)
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
@@ -88,7 +94,6 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         bytes.append(UInt8(ascii: "."))
         digits(milliseconds, 3)
         bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     public var description: String { iso8601 }

@@ -28,7 +28,7 @@ public struct StatusFile: Sendable {
     }
 
     public static func encode(_ status: DaemonStatus) -> [UInt8] {
-        Array(JSONWriter.text(value(status)).utf8)
+        JSONWriter.bytes(value(status))
     }
 
     /// The file's JSON object (`lodestar status --json` prints it inside its own).

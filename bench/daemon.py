@@ -17,7 +17,8 @@ unchanged for 0.5 s after gpsd closed the device (no message from the command ne
         of CALLGRIND_VARIANTS at once (`run` with the default config, with always-on, with the store off, and
         `watch`): instructions under valgrind --tool=callgrind, then syscall counts under strace -c -f, then
         CPU time natively, the same slice at the same pace each time; each against gpxlogger's.
-        BENCH_VARIANTS picks some by name, BENCH_KEEP=DIR keeps the callgrind files for callgrind_annotate.
+        BENCH_VARIANTS picks some by name, BENCH_KEEP=DIR keeps the callgrind files for callgrind_annotate,
+        BENCH_PASSES=callgrind runs only the first.
 
 usage: daemon.py cpu  LODESTAR_BINARY CAPTURE [RUNS] [SPEED]
        daemon.py callgrind LODESTAR_BINARY CAPTURE [SPEED]
@@ -554,9 +555,12 @@ def callgrind(binary, capture, speed):
     span = ((groups[-1][0] or 0) - (groups[0][0] or 0)) % 86400  # the drive passes UTC midnight
     print(f"capture: {capture}, epochs {os.environ.get('CALLGRIND_FIRST', '0')}+{len(groups)} "
           f"({span / 60:.0f} min of receiver time) at {speed:g}x its pace")
+    # BENCH_PASSES=callgrind skips the strace and native runs (CPU is then shown as 0).
+    passes = os.environ.get("BENCH_PASSES", "callgrind,strace,native").split(",")
     instructions = tool_run(binary, groups, speed, "callgrind")
-    syscalls = tool_run(binary, groups, speed, "strace") if shutil.which("strace") else {}
-    cpu_times = tool_run(binary, groups, speed, None)
+    syscalls = tool_run(binary, groups, speed, "strace") if shutil.which("strace") and "strace" in passes else {}
+    none = {name: ((0, 0, 0), 0) for name in instructions}
+    cpu_times = tool_run(binary, groups, speed, None) if "native" in passes else none
     base_ir = max(1, instructions["gpxlogger"][0])
     base_cpu = max(1e-9, cpu_times["gpxlogger"][0][2])
     shown = ("poll", "ppoll", "pselect6", "select", "read", "recvfrom", "write", "writev", "pwrite64", "fdatasync", "fsync", "futex")

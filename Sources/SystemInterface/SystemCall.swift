@@ -297,18 +297,18 @@ public final class ReadableFile {
 
     /// The next bytes, up to `count`: empty at the end.
     public func read(upTo count: Int) throws(SystemError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var result = 0
         var failure: SystemError?
-        bytes.withUnsafeMutableBytes { raw in
+        // Uninitialized, only the bytes read counted: zero-filling the 1 MiB that readWholeFile asks for, twice
+        // per file (the second read finds the end), was most of the instructions of reading the config.
+        let bytes = [UInt8](unsafeUninitializedCapacity: max(count, 0)) { buffer, initialized in
             do throws(SystemError) {
-                result = try read(into: raw)
+                initialized = try read(into: UnsafeMutableRawBufferPointer(buffer))
             } catch {
                 failure = error
+                initialized = 0
             }
         }
         if let failure { throw failure }
-        bytes.removeLast(count - result)
         return bytes
     }
 

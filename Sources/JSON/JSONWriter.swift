@@ -182,6 +182,13 @@ package struct JSONObject {
     }
 
     /// The object, closed, with its newline.
+    /// `line`'s bytes, the object's own buffer closed in place: no String and no copy in between.
+    package consuming func lineBytes() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
     package var line: String {
         var result = closed
         result.append(UInt8(ascii: "\n"))

@@ -12,7 +12,7 @@ public final class JSONLTrackOutput: TrackOutput {
     }
 
     public func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure) {
-        try file.append(TrackRecordLine.line(for: record, style: .jsonl), now: now)
+        try file.append(bytes: TrackRecordLine.lineBytes(for: record, style: .jsonl), now: now)
     }
 
     public func tick(now: UTCTime) throws(OutputFailure) {

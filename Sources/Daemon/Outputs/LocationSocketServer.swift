@@ -85,7 +85,7 @@ public final class LocationSocketServer: TrackOutput {
         guard case .location(let location) = record else { return }
         acceptWaiting()
         guard !clients.isEmpty else { return }
-        let line = Array(JSONLine.location(location).utf8)
+        let line = JSONLine.locationBytes(location)
         for index in clients.indices { clients[index].pending.append(contentsOf: line) }
         flushAll()
     }

@@ -46,8 +46,12 @@ public final class RotatingFile {
     /// Appends one line (it should end with a newline), first setting the file aside if the line would take
     /// it past `maxBytes` or a UTC midnight has passed since it was started.
     public func append(_ line: String, now: UTCTime) throws(OutputFailure) {
+        try append(bytes: Array(line.utf8), now: now)
+    }
+
+    /// `append(_:now:)` for a line already in bytes.
+    public func append(bytes: [UInt8], now: UTCTime) throws(OutputFailure) {
         try openIfNeeded(now: now)
-        let bytes = Array(line.utf8)
         if let maxBytes = rotation.maxBytes, size > 0, size + Int64(bytes.count) > Int64(maxBytes) {
             try rotate(now: now)
         } else if rotation.daily, size > 0, utcDay(of: now) != utcDay(of: started) {

@@ -11,6 +11,11 @@ package enum JSONLine {
     /// `t`, when given (a simulated replay), is the seconds since the start of the capture, as the replay's
     /// regime and event lines carry it: every line of one output then has both `t` and `timestamp`.
     package static func location(_ location: Location, t: Double? = nil) -> String {
+        String(decoding: locationBytes(location, t: t), as: UTF8.self)
+    }
+
+    /// `location(_:t:)`'s line as bytes, for the outputs that write bytes (the jsonl file, the socket).
+    package static func locationBytes(_ location: Location, t: Double? = nil) -> [UInt8] {
         var object = JSONObject()
         object.add("type", string: "location")
         object.add("t", number: t.map(RecordLine.rounded))
@@ -18,7 +23,7 @@ package enum JSONLine {
         object.add("latitude", number: location.latitude)
         object.add("longitude", number: location.longitude)
         addMeasurements(of: location, to: &object)
-        return object.line
+        return object.lineBytes()
     }
 
     /// Everything a location says besides where and when, in the order every output writes it (jsonl, and
@@ -338,6 +343,12 @@ package enum RecordLine {
 
 /// A track record in one line style: what the jsonl file, stdout and the socket write for it.
 package enum TrackRecordLine {
+    /// `line(for:style:)` as bytes; a jsonl location is built as bytes from the start.
+    package static func lineBytes(for record: TrackRecord, style: RecordLine.Style) -> [UInt8] {
+        if style == .jsonl, case .location(let location) = record { return JSONLine.locationBytes(location) }
+        return Array(line(for: record, style: style).utf8)
+    }
+
     /// The line for `record`; a location is its jsonl or text line.
     package static func line(for record: TrackRecord, style: RecordLine.Style) -> String {
         switch record {

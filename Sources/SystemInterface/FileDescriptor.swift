@@ -56,20 +56,14 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         try retrying { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
     }
 
-    /// All of `buffer`, or the error that stopped it (EIO when the file takes no more without saying why);
-    /// how much went out before a failure is `written`.
-    public func writeAll(_ buffer: UnsafeRawBufferPointer, written: inout Int) throws(Errno) {
-        written = 0
+    /// All of `buffer`, or the error that stopped it (EIO when the file takes no more without saying why).
+    public func writeAll(_ buffer: UnsafeRawBufferPointer) throws(Errno) {
+        var written = 0
         while written < buffer.count {
             let count = try write(UnsafeRawBufferPointer(rebasing: buffer[written...]))
             guard count > 0 else { throw Errno(rawValue: EIO) }
             written += count
         }
-    }
-
-    public func writeAll(_ buffer: UnsafeRawBufferPointer) throws(Errno) {
-        var written = 0
-        try writeAll(buffer, written: &written)
     }
 
     public func writeAll(_ bytes: [UInt8]) throws(Errno) {

@@ -96,6 +96,7 @@ public final class DaemonService {
     private let notifier: SystemdNotifier
     private var nextStatus = 0.0
     private var nextSave = 0.0
+    private var nextDurableSave = 0.0
     /// The store's `syncPoints` the outputs last followed.
     private var outputsSyncedAt = 0
     private var nextWatchdog = 0.0
@@ -263,11 +264,14 @@ public final class DaemonService {
             notify(notifier.status(status.systemdStatusLine(now: status.updated)))
         }
         if now >= nextSave {
-            // As often as the store syncs (journald's 5 min by default), not every minute: each save is two
-            // fsyncs (the file and its folder), and what it keeps (the last location, the totals) is worth
-            // no more than the store's last interval.
-            nextSave = now + max(60, setup.configuration.store?.syncInterval ?? 300)
-            save()
+            // Written every minute, so a killed daemon resumes from at most a minute ago (the page cache
+            // outlives the process). Synced only as often as the store (journald's 5 min by default): each
+            // synced save is two fsyncs, and after a power cut what it keeps (the last location, the
+            // totals) is worth no more than the store's last interval.
+            nextSave = now + 60
+            let durable = now >= nextDurableSave
+            if durable { nextDurableSave = now + max(60, setup.configuration.store?.syncInterval ?? 300) }
+            save(durable: durable)
         }
         if let interval = notifier.watchdogInterval, now >= nextWatchdog {
             nextWatchdog = now + interval
@@ -297,9 +301,9 @@ public final class DaemonService {
         }
     }
 
-    private func save() {
+    private func save(durable: Bool = true) {
         do throws(DaemonFileError) {
-            try PersistedStateFile(stateDirectory: setup.configuration.stateDirectory).save(state)
+            try PersistedStateFile(stateDirectory: setup.configuration.stateDirectory).save(state, durable: durable)
             recoveredFile("state")
         } catch {
             failedFile("state", error.description)
@@ -402,6 +406,8 @@ public final class DaemonService {
             let coordinates = setup.configuration.coordinates
             // A fix says the receiver is back and navigating.
             if !locations.isEmpty { ["receiver", "acquisition", "wake"].forEach(clear) }
+            // The first location a state holds is saved at once: until then a restart has nothing to resume.
+            if state.lastLocation == nil, !locations.isEmpty { nextSave = 0 }
             for location in locations {
                 // Outputs get the configured datum; the state, the status and the store keep WGS-84.
                 write(.location(coordinates == .wgs84 ? location : location.converted(to: coordinates)), now: now)

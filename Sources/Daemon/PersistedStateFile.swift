@@ -48,9 +48,10 @@ public struct PersistedStateFile: Sendable {
         }
     }
 
-    /// Replaces the file with `state`, synced so that a power cut leaves the old state or the new one.
-    public func save(_ state: PersistedState) throws(DaemonFileError) {
-        try AtomicFile.replace(path, with: Self.encode(state), durable: true)
+    /// Replaces the file with `state`. `durable` syncs it, so that a power cut leaves the old state or the new
+    /// one; without it the new state survives the process being killed, not a power cut.
+    public func save(_ state: PersistedState, durable: Bool = true) throws(DaemonFileError) {
+        try AtomicFile.replace(path, with: Self.encode(state), durable: durable)
     }
 
     public static func encode(_ state: PersistedState) -> [UInt8] {

@@ -236,6 +236,45 @@ final class LogLines: Sendable {
         #expect(journal.entries[..<napSync].count { $0.what == "location" } == 60)
     }
 
+    /// Reads the state file as each location arrives: what a daemon killed at that moment would resume from.
+    final class StateFileWatcher: TrackOutput {
+        let clock: ManualDaemonClock
+        let file: PersistedStateFile
+        /// The clock and the saved last location's second (nil: none saved yet), at each location.
+        private(set) var seen: [(at: Double, saved: Double?)] = []
+        init(clock: ManualDaemonClock, stateDirectory: String) {
+            self.clock = clock
+            file = PersistedStateFile(stateDirectory: stateDirectory)
+        }
+        var name: String { "state watcher" }
+        func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure) {
+            guard case .location = record else { return }
+            let saved = file.load().state.lastLocation?.timestamp.interval(since: DaemonVirtualTimeTests.start)
+            seen.append((clock.monotonicSeconds, saved))
+        }
+        func tick(now: UTCTime) throws(OutputFailure) {}
+        func sync(now: UTCTime) throws(OutputFailure) {}
+        func close() {}
+    }
+
+    /// A killed daemon resumes from at most a minute ago, though the state file is synced only as often as
+    /// the store: the run's first location is saved at once, and the state every minute.
+    @Test func theStateFileIsAtMostAMinuteBehindAndHasTheFirstLocationAtOnce() throws {
+        let rig = try Rig()
+        rig.configuration.store = DaemonConfiguration.StoreSettings()
+        rig.configuration.store?.syncInterval = 300
+        let watcher = StateFileWatcher(clock: rig.clock, stateDirectory: rig.configuration.stateDirectory)
+        rig.extraOutputs = [watcher]
+        rig.run(try rig.setup(), stopAt: 260) { _, _ in Self.locations(from: 10, to: 250) }
+        let seen = watcher.seen
+        #expect(seen.count == 241)
+        let early = try #require(seen.first { $0.at >= 15 })
+        #expect(early.saved == 10, "5 s after the first location the state file holds \(String(describing: early.saved))")
+        let behind = seen.filter { $0.at >= 15 }.map { $0.at - ($0.saved ?? -1_000) }
+        #expect(behind.allSatisfy { $0 <= 62 }, "the state file fell \(behind.max() ?? 0) s behind")
+        #expect(rig.state.lastLocation?.timestamp == Self.start.adding(seconds: 250))
+    }
+
     @Test func aStopLeavesTheReceiverInTheExitRegimeWellWithinTheLimit() throws {
         let rig = try Rig()
         let setup = try rig.setup {

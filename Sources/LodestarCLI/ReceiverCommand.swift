@@ -51,46 +51,50 @@ enum ReceiverCommand {
         subcommands: [identifyDeclaration, sleepDeclaration, wakeDeclaration, testDeclaration],
         exitStatuses: exitStatuses)
 
-    static let identifyDeclaration = CommandDeclaration(
-        path: ["receiver", "identify"],
-        abstract: "print gpsd's driver, the model, the mechanism and the regimes it reaches",
-        discussion: "Waits for gpsd to identify the receiver (it wakes it first, whatever state it was left in).",
-        options: commonOptions, exitStatuses: exitStatuses, body: identify(_:context:))
+    /// A subcommand: `commonOptions` and then its own, and the statuses every subcommand shares.
+    private static func subcommand(
+        _ name: String, abstract: String, discussion: String, options: [OptionDeclaration] = [],
+        body: @escaping @Sendable (ParsedArguments, CommandContext) throws(UsageError) -> ExitCode
+    ) -> CommandDeclaration {
+        CommandDeclaration(
+            path: ["receiver", name], abstract: abstract, discussion: discussion, options: commonOptions + options,
+            exitStatuses: exitStatuses, body: body)
+    }
 
-    static let sleepDeclaration = CommandDeclaration(
-        path: ["receiver", "sleep"],
-        abstract: "put the receiver down and say how long it took to go quiet",
+    static let identifyDeclaration = subcommand(
+        "identify", abstract: "print gpsd's driver, the model, the mechanism and the regimes it reaches",
+        discussion: "Waits for gpsd to identify the receiver (it wakes it first, whatever state it was left in).",
+        body: identify(_:context:))
+
+    static let sleepDeclaration = subcommand(
+        "sleep", abstract: "put the receiver down and say how long it took to go quiet",
         discussion: """
             Leaves it down when the command ends; gpsd closes the device a minute later, and a gpsd that opens it
             again probes it, which wakes most receivers ('lodestar receiver wake' then times the wake).
             """,
-        options: commonOptions + [
-            .value("regime", "name", choices: ["standby", "off"], help: "how far down", default: "standby")
-        ],
-        exitStatuses: exitStatuses, body: sleep(_:context:))
+        options: [.value("regime", "name", choices: ["standby", "off"], help: "how far down", default: "standby")],
+        body: sleep(_:context:))
 
-    static let wakeDeclaration = CommandDeclaration(
-        path: ["receiver", "wake"],
-        abstract: "wake the receiver and time its first fix",
+    static let wakeDeclaration = subcommand(
+        "wake", abstract: "wake the receiver and time its first fix",
         discussion: "Wakes it whatever state it was left in and times the first fix after the wake.",
-        options: commonOptions, exitStatuses: exitStatuses, body: wake(_:context:))
+        body: wake(_:context:))
 
-    static let testDeclaration = CommandDeclaration(
-        path: ["receiver", "test"],
-        abstract: "cycle the receiver down and up and print each time to first fix",
+    static let testDeclaration = subcommand(
+        "test", abstract: "cycle the receiver down and up and print each time to first fix",
         discussion: """
             Each cycle puts the receiver in standby (or off where standby is out of reach) for --down seconds
             and wakes it: a hot start. With --warm-down S, as many cycles again stay down S seconds, longer than
             the receiver's hot window (hours for most), for warm starts. Prints each time to first fix and their
             median; --model-file writes a receiver-model file with them (docs/power-control.md).
             """,
-        options: commonOptions + [
+        options: [
             .value("cycles", "n", help: "how many cycles", default: "3"),
             .value("down", "seconds", help: "how long each hot cycle stays down", default: "10"),
             .value("warm-down", "seconds", help: "also run warm cycles, each down this long"),
             .value("model-file", "file", help: "write the model with the measured times to this file"),
         ],
-        exitStatuses: exitStatuses, body: test(_:context:))
+        body: test(_:context:))
 
     // MARK: - Commands
 

@@ -176,6 +176,19 @@ extension [ExitStatusDeclaration] {
     }
 }
 
+extension CommandDeclaration {
+    /// A group's `schema` subcommand: prints `markdown`, the tables a page of docs/ holds between its
+    /// generated markers; a failed write is named after the group, as its other subcommands' are.
+    static func schema(
+        group: String, abstract: String, discussion: String, markdown: @escaping @Sendable () -> String
+    ) -> CommandDeclaration {
+        CommandDeclaration(
+            path: [group, "schema"], abstract: abstract, discussion: discussion,
+            exitStatuses: [ExitStatusDeclaration(.success, "ok"), .usageError, .outputNotWritten],
+            body: { _, context in context.writeOutput(markdown(), name: "lodestar \(group)") ? .success : .ioError })
+    }
+}
+
 // MARK: - Help
 
 extension CommandDeclaration {

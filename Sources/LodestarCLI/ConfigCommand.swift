@@ -53,20 +53,15 @@ enum ConfigCommand {
             notValid: .configNotValid),
         body: show(_:context:))
 
-    static let schemaDeclaration = CommandDeclaration(
-        path: ["config", "schema"],
+    static let schemaDeclaration = CommandDeclaration.schema(
+        group: "config",
         abstract: "print the tables of every key (type, default, allowed values) as Markdown",
         discussion: """
             Prints the tables of every key a config file may hold, as Markdown: its key path, type, default, the
             values allowed and what it does. docs/config.md holds these tables between its 'generated' markers
             (scripts/update-profiles-doc puts them there).
             """,
-        exitStatuses: [ExitStatusDeclaration(.success, "ok"), .usageError, .outputNotWritten],
-        body: schema(_:context:))
-
-    static func schema(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
-        write(DaemonConfigurationSchema.markdown, context: context) ? .success : .ioError
-    }
+        markdown: { DaemonConfigurationSchema.markdown })
 
     static func validate(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         var source = try RunConfigurationSource(parsed, context: context)

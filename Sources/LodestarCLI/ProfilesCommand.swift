@@ -66,20 +66,15 @@ enum ProfilesCommand {
             success: "valid", noInput: "the file cannot be read", notValid: .profileNotValid),
         body: validate(_:context:))
 
-    static let schemaDeclaration = CommandDeclaration(
-        path: ["profiles", "schema"],
+    static let schemaDeclaration = CommandDeclaration.schema(
+        group: "profiles",
         abstract: "print the table of every key (type, unit, range, default) as Markdown",
         discussion: """
             Prints the table of every key a profile file may hold, as Markdown: its key path, type, unit, the
             values allowed, the default, what null means and what it does. docs/profiles.md holds this table
             between its 'generated' markers (scripts/update-profiles-doc puts it there).
             """,
-        exitStatuses: [ExitStatusDeclaration(.success, "ok"), .usageError, .outputNotWritten],
-        body: schema(_:context:))
-
-    static func schema(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
-        write(ProfileSchema.markdownTable, context: context) ? .success : .ioError
-    }
+        markdown: { ProfileSchema.markdownTable })
 
     static func list(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
         let listings = ProfileStore.system.list()

@@ -114,15 +114,10 @@ enum DemoCommand {
         case .failure(let failure): return failure.code
         }
 
-        let gpsd: PrivateGPSD
-        let terminal: PseudoTerminal
-        do {
-            (gpsd, terminal) = try PrivateGPSD.startReading(
-                { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() })
-        } catch {
-            context.say("lodestar demo: \(error)")
-            return .unavailable
-        }
+        guard
+            let (gpsd, terminal) = context.startPrivateGPSD(
+                { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() }, failurePrefix: "lodestar demo: ")
+        else { return .unavailable }
         defer {
             gpsd.stop()
             terminal.close()
@@ -223,6 +218,22 @@ enum DemoFeed: Sendable {
         switch self {
         case .rawLog(let log): feeder.feed(log, to: terminal, shouldStop: shouldStop)
         case .received(let chunks): feeder.feed(chunks, to: terminal, shouldStop: shouldStop)
+        }
+    }
+}
+
+extension CommandContext {
+    /// `PrivateGPSD.startReading` for a command that cannot go on without its private gpsd: nil when it did not
+    /// start, said on stderr after `failurePrefix`.
+    func startPrivateGPSD<Device>(
+        options: PrivateGPSD.Options = PrivateGPSD.Options(), _ makeDevice: () throws -> Device,
+        terminal: (Device) -> PseudoTerminal?, discard: (Device) -> Void, failurePrefix: String
+    ) -> (gpsd: PrivateGPSD, device: Device)? {
+        do {
+            return try PrivateGPSD.startReading(options: options, makeDevice, terminal: terminal, discard: discard)
+        } catch {
+            say(failurePrefix + "\(error)")
+            return nil
         }
     }
 }

@@ -27,19 +27,14 @@ enum PoweredDemo {
         case .gpio, .usbPort, .closeDevice, .sirf: personality = .genericNMEA
         }
         let connection = profile.receiver.connection == .unknown ? ReceiverConnection.usb : profile.receiver.connection
-        let gpsd: PrivateGPSD
-        let receiver: EmulatedReceiver
-        do {
-            (gpsd, receiver) = try PrivateGPSD.startReading(
+        guard
+            let (gpsd, receiver) = context.startPrivateGPSD(
                 {
                     try EmulatedReceiver(
                         capture: contents, personality: personality, model: profile.receiver, speed: speed,
                         connection: connection)
-                }, terminal: \.terminal, discard: { $0.stop() })
-        } catch {
-            context.say("lodestar demo: \(error)")
-            return .unavailable
-        }
+                }, terminal: \.terminal, discard: { $0.stop() }, failurePrefix: "lodestar demo: ")
+        else { return .unavailable }
         defer {
             receiver.stop()
             gpsd.stop()

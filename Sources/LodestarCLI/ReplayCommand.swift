@@ -339,19 +339,15 @@ enum ReplayCommand {
     private static func replayThroughGPSD(
         _ fed: StreamedReceiverBytes, emitter: inout LocationEmitter, context: CommandContext
     ) -> Result<Int, CaptureInput.Failure> {
-        let gpsd: PrivateGPSD
-        let terminal: PseudoTerminal
-        do {
-            var options = PrivateGPSD.Options()
-            // Nothing must be written to the "receiver" but what the capture holds.
-            options.readOnly = true
-            // A gpsd that does not activate its pty (seen on a loaded machine) is replaced, with a new pty.
-            (gpsd, terminal) = try PrivateGPSD.startReading(
-                options: options, { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() })
-        } catch {
-            context.say("lodestar replay: cannot start a private gpsd: \(error)")
-            return .failure(CaptureInput.Failure(code: .unavailable))
-        }
+        var options = PrivateGPSD.Options()
+        // Nothing must be written to the "receiver" but what the capture holds.
+        options.readOnly = true
+        // A gpsd that does not activate its pty (seen on a loaded machine) is replaced, with a new pty.
+        guard
+            let (gpsd, terminal) = context.startPrivateGPSD(
+                options: options, { try PseudoTerminal() }, terminal: { $0 }, discard: { $0.close() },
+                failurePrefix: "lodestar replay: cannot start a private gpsd: ")
+        else { return .failure(CaptureInput.Failure(code: .unavailable)) }
         defer {
             gpsd.stop()
             terminal.close()

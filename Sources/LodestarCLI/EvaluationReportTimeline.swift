@@ -3,10 +3,6 @@ import Capture
 import GPSModel
 import Policy
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Regime, current and staleness over the capture's duration, one pixel column at a time.
 struct Timeline {
     static let width = 900.0

@@ -148,9 +148,7 @@ final class LogLines: Sendable {
         let standIn = try OsmAndStandIn()
         standIn.delayResponses(by: 5)
         let transport = TraccarHTTPTransport(settings: TraccarHTTPSettings(url: standIn.url, deviceID: "d", timeout: 1), log: { _ in })
-        let start = monotonicSeconds()
-        let outcome = transport.send(storedBatch(3), shouldStop: { false })
-        let elapsed = monotonicSeconds() - start
+        let (outcome, elapsed) = timed { transport.send(storedBatch(3), shouldStop: { false }) }
         #expect(elapsed < 2)
         #expect(elapsed >= 0.9)
         #expect(

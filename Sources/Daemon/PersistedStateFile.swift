@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import GPSModel
 import JSON
 import Policy
@@ -34,10 +31,7 @@ public struct PersistedStateFile: Sendable {
         } catch .missing {
             return Loaded(state: PersistedState(), message: nil)
         } catch .damaged(_, let reason) {
-            let aside = "\(path).damaged-\(Self.fileNameStamp(now))"
-            let moved =
-                rename(path, aside) == 0
-                ? "moved to \(aside)" : "left in place (\(SystemError("rename", "to \(aside)")))"
+            let moved = AtomicFile.moveAside(path, to: "\(path).damaged-\(Self.fileNameStamp(now))")
             return Loaded(
                 state: PersistedState(),
                 message: "the saved state \(path) is damaged (\(reason)): \(moved); starting from a fresh state")

@@ -212,6 +212,11 @@ enum AtomicFile {
         }
     }
 
+    /// Renames `path` to `aside`, out of the way of the next `replace`; says what became of it, for the log.
+    static func moveAside(_ path: String, to aside: String) -> String {
+        rename(path, aside) == 0 ? "moved to \(aside)" : "left in place (\(SystemError("rename", "to \(aside)")))"
+    }
+
     /// Makes a rename in `directory` survive a power cut.
     static func syncDirectory(_ directory: String, for path: String) throws(DaemonFileError) {
         let descriptor = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }

@@ -16,6 +16,15 @@ import Glibc
         return rotation
     }
 
+    /// Writes `lines` (text, UTC time) through a RotatingFile at `path` and closes it: the file a restart finds.
+    private func writeAndClose(
+        _ path: String, _ settings: DaemonConfiguration.Rotation, _ lines: [(String, String)]
+    ) throws {
+        let file = RotatingFile(path: path, rotation: settings, fsyncInterval: 10)
+        for (text, time) in lines { try file.append(text, now: utc(time)) }
+        file.close()
+    }
+
     @Test func rotatesBySizeKeepingTheNewestFilesWithNamesThatSortByTime() throws {
         try withScratchDirectory { directory in
             let path = directory + "/track/locations.jsonl"
@@ -65,10 +74,7 @@ import Glibc
         try withScratchDirectory { directory in
             let path = directory + "/locations.jsonl"
             let settings = rotation(maxBytes: nil, daily: false, keep: nil)
-            let first = RotatingFile(path: path, rotation: settings, fsyncInterval: 10)
-            try first.append("one\n", now: utc("2026-11-30T10:00:00Z"))
-            try first.append("two\n", now: utc("2026-11-30T10:00:01Z"))
-            first.close()
+            try writeAndClose(path, settings, [("one\n", "2026-11-30T10:00:00Z"), ("two\n", "2026-11-30T10:00:01Z")])
             let second = RotatingFile(path: path, rotation: settings, fsyncInterval: 10)
             try second.append("three\n", now: utc("2026-11-30T10:05:00Z"))
             second.close()
@@ -81,9 +87,7 @@ import Glibc
         try withScratchDirectory { directory in
             let path = directory + "/locations.jsonl"
             let settings = rotation(maxBytes: nil, daily: true, keep: nil)
-            let first = RotatingFile(path: path, rotation: settings, fsyncInterval: 10)
-            try first.append("yesterday\n", now: utc("2026-11-29T22:00:00Z"))
-            first.close()
+            try writeAndClose(path, settings, [("yesterday\n", "2026-11-29T22:00:00Z")])
             // The file system dates the file from its last write: make that the 29th.
             var times = [timespec(tv_sec: 1_795_989_600, tv_nsec: 0), timespec(tv_sec: 1_795_989_600, tv_nsec: 0)]
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)

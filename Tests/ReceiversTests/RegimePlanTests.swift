@@ -46,6 +46,10 @@ import Testing
 
     static let start = ReceiverMessage.ubx(UBXCommand.gnssStart)
     static let stop = ReceiverMessage.ubx(UBXCommand.gnssStop)
+    /// Backup until woken (the older form, then the forced one that wakes on UART RX), and its wake.
+    static let backup = ReceiverMessage.ubx(UBXCommand.backup(milliseconds: 0))
+    static let forcedBackup = ReceiverMessage.ubx(UBXCommand.backup(milliseconds: 0, force: true, wakeupSources: .uartRX))
+    static let anyByte = RegimeWake.anyByte(selfWakeMilliseconds: nil)
 
     static let reachable: [Reachable] = [
         Reachable(
@@ -55,25 +59,18 @@ import Testing
             receiver: .ublox7, connection: .uart, regime: .powerSave,
             messages: [start, .ubx(UBXCommand.receiverMode(powerSave: true))], wake: .running),
         Reachable(receiver: .ublox7, connection: .usb, regime: .standby, messages: [stop], wake: .nextMessages),
-        Reachable(
-            receiver: .ublox7, connection: .uart, regime: .off, messages: [.ubx(UBXCommand.backup(milliseconds: 0))],
-            wake: .anyByte(selfWakeMilliseconds: nil)),
+        Reachable(receiver: .ublox7, connection: .uart, regime: .off, messages: [backup], wake: anyByte),
         Reachable(
             receiver: .ublox8Protocol15, connection: .usb, regime: .continuous,
             messages: [start, .ubx(UBXCommand.powerSetup(.fullPower))], wake: .running),
         Reachable(
             receiver: .ublox8Protocol15, connection: .usb, regime: .powerSave,
             messages: [start, .ubx(UBXCommand.powerSetup(.balanced))], wake: .running),
-        Reachable(
-            receiver: .ublox8Protocol15, connection: .uart, regime: .off,
-            messages: [.ubx(UBXCommand.backup(milliseconds: 0))], wake: .anyByte(selfWakeMilliseconds: nil)),
+        Reachable(receiver: .ublox8Protocol15, connection: .uart, regime: .off, messages: [backup], wake: anyByte),
         Reachable(
             receiver: .ublox8Protocol18, connection: .unknown, regime: .powerSave,
             messages: [start, .ubx(UBXCommand.powerSetup(.balanced))], wake: .running),
-        Reachable(
-            receiver: .ublox8Protocol18, connection: .uart, regime: .off,
-            messages: [.ubx(UBXCommand.backup(milliseconds: 0, force: true, wakeupSources: .uartRX))],
-            wake: .anyByte(selfWakeMilliseconds: nil)),
+        Reachable(receiver: .ublox8Protocol18, connection: .uart, regime: .off, messages: [forcedBackup], wake: anyByte),
         Reachable(
             receiver: .ubloxF9, connection: .usb, regime: .continuous,
             messages: [start, .ubx(UBXCommand.operateMode(.full))], wake: .running),
@@ -81,10 +78,7 @@ import Testing
             receiver: .ubloxF9, connection: .usb, regime: .powerSave,
             messages: [start, .ubx(UBXCommand.operateMode(.cyclicTracking))], wake: .running),
         Reachable(receiver: .ubloxF9, connection: .unknown, regime: .standby, messages: [stop], wake: .nextMessages),
-        Reachable(
-            receiver: .ubloxF9, connection: .uart, regime: .off,
-            messages: [.ubx(UBXCommand.backup(milliseconds: 0, force: true, wakeupSources: .uartRX))],
-            wake: .anyByte(selfWakeMilliseconds: nil)),
+        Reachable(receiver: .ubloxF9, connection: .uart, regime: .off, messages: [forcedBackup], wake: anyByte),
         Reachable(receiver: .ubloxUnreported, connection: .usb, regime: .continuous, messages: [start], wake: .running),
         Reachable(
             receiver: .ubloxUnreported, connection: .uart, regime: .standby, messages: [stop], wake: .nextMessages),
@@ -98,7 +92,7 @@ import Testing
             ], wake: .running),
         Reachable(
             receiver: .mediatek, connection: .uart, regime: .standby, messages: [.pmtk(PMTKCommand.standby)],
-            wake: .anyByte(selfWakeMilliseconds: nil)),
+            wake: anyByte),
         Reachable(receiver: .sirf, connection: .usb, regime: .continuous, messages: [], wake: .running),
         Reachable(receiver: .nmea, connection: .uart, regime: .continuous, messages: [], wake: .running),
         Reachable(receiver: .garmin, connection: .unknown, regime: .continuous, messages: [], wake: .running),

@@ -35,6 +35,18 @@ import Glibc
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// A server on `locations.sock` in a scratch directory, closed after `body`.
+    private func withServer(
+        _ settings: DaemonConfiguration.SocketOutput, _ body: (_ path: String, LocationSocketServer) throws -> Void
+    ) throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/locations.sock"
+            let server = try LocationSocketServer(path: path, settings: settings)
+            defer { server.close() }
+            try body(path, server)
+        }
+    }
+
     private func location(_ second: Int64) -> Location {
         sampleLocation(at: UTCTime(seconds: 1_795_989_600 + second))
     }
@@ -70,10 +82,7 @@ import Glibc
     }
 
     @Test func aClientThatStopsReadingIsDroppedWithoutBlockingTheOthers() throws {
-        try withScratchDirectory { directory in
-            let path = directory + "/locations.sock"
-            let server = try LocationSocketServer(path: path, settings: settings())
-            defer { server.close() }
+        try withServer(settings()) { path, server in
             let stuck = try connectClient(path)
             defer { close(stuck) }
             let reader = try connectClient(path)
@@ -99,10 +108,7 @@ import Glibc
     }
 
     @Test func aClientHangingUpIsDroppedQuietly() throws {
-        try withScratchDirectory { directory in
-            let path = directory + "/locations.sock"
-            let server = try LocationSocketServer(path: path, settings: settings())
-            defer { server.close() }
+        try withServer(settings()) { path, server in
             let client = try connectClient(path)
             let now = UTCTime(seconds: 1_795_989_600)
             try server.tick(now: now)
@@ -148,12 +154,9 @@ import Glibc
     }
 
     @Test func theSocketGetsTheConfiguredGroup() throws {
-        try withScratchDirectory { directory in
-            let path = directory + "/locations.sock"
-            // A group other than the service's own, so the change shows: any as root, else a supplementary one.
-            let (group, gid) = try otherGroup()
-            let server = try LocationSocketServer(path: path, settings: settings(group: group))
-            defer { server.close() }
+        // A group other than the service's own, so the change shows: any as root, else a supplementary one.
+        let (group, gid) = try otherGroup()
+        try withServer(settings(group: group)) { path, server in
             #expect(server.warnings.isEmpty)
             var status = stat()
             #expect(lstat(path, &status) == 0 && status.st_gid == gid)
@@ -177,10 +180,7 @@ import Glibc
     }
 
     @Test func aMissingGroupIsAWarningNotAFailure() throws {
-        try withScratchDirectory { directory in
-            let path = directory + "/locations.sock"
-            let server = try LocationSocketServer(path: path, settings: settings(group: "no-such-group-for-lodestar"))
-            defer { server.close() }
+        try withServer(settings(group: "no-such-group-for-lodestar")) { _, server in
             #expect(server.warnings.count == 1)
             #expect(server.warnings.first?.contains("no-such-group-for-lodestar does not exist") == true)
             #expect(server.pollDescriptors.count == 1)

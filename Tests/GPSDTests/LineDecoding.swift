@@ -18,3 +18,11 @@ func decodeAsLiveSession(_ lines: [String], satelliteDetail: Bool, collapsesEpoc
     reports += processor.flushAll().map { .fix($0) }
     return reports
 }
+
+/// A report's payload when it is of that class, for `#require`: nil otherwise.
+extension Report {
+    var fix: Fix? { if case .fix(let fix) = self { fix } else { nil } }
+    var sky: SkyView? { if case .sky(let sky) = self { sky } else { nil } }
+    var gst: GST? { if case .gst(let gst) = self { gst } else { nil } }
+    var devices: [DeviceInfo]? { if case .devices(let devices) = self { devices } else { nil } }
+}

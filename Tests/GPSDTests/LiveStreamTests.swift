@@ -113,14 +113,8 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
 @Suite struct SatelliteSummaryTests {
     @Test func summaryKeepsDopsAndCountsOfTheFullDecode() throws {
         let line = #"{"class":"SKY","device":"/dev/pts/1","xdop":0.63,"ydop":0.85,"vdop":1.50,"tdop":0.89,"hdop":1.10,"gdop":2.01,"pdop":1.80,"nSat":3,"uSat":2,"satellites":[{"PRN":17,"el":72.0,"az":207.0,"ss":32.0,"used":true,"gnssid":0,"svid":17},{"PRN":28,"el":59.0,"az":95.0,"ss":31.0,"used":true,"gnssid":0,"svid":28},{"PRN":11,"el":12.0,"az":132.0,"ss":4.0,"used":false,"gnssid":0,"svid":11}]}"#
-        guard case .sky(let full) = try ReportDecoder().decode(line: line) else {
-            Issue.record("not SKY")
-            return
-        }
-        guard case .sky(let summary)? = decodeAsLiveSession([line], satelliteDetail: false).first else {
-            Issue.record("summary decode failed")
-            return
-        }
+        let full = try #require(try ReportDecoder().decode(line: line).sky)
+        let summary = try #require(decodeAsLiveSession([line], satelliteDetail: false).first?.sky, "summary decode failed")
         #expect(summary.hdop == full.hdop)
         #expect(summary.vdop == full.vdop)
         #expect(summary.pdop == full.pdop)

@@ -8,11 +8,7 @@ import Testing
     let decoder = ReportDecoder()
 
     func fix(_ line: String) throws -> Fix {
-        guard case .fix(let fix) = try decoder.decode(line: line) else {
-            Issue.record("not a fix: \(line)")
-            return Fix(mode: .notSeen)
-        }
-        return fix
+        try #require(try decoder.decode(line: line).fix, "not a fix: \(line)")
     }
 
     @Test func threeDimensionalFixWithTime() throws {
@@ -96,13 +92,9 @@ import Testing
     }
 
     @Test func gstCarriesOneSigmaErrors() throws {
-        let report = try decoder.decode(
+        let gst = try #require(try decoder.decode(
             line: #"{"class":"GST","device":"/dev/pts/0","time":"2024-05-01T12:00:03.000Z","rms":2.500,"major":3.100,"minor":2.200,"orient":45.000,"lat":2.800,"lon":2.600,"alt":4.100}"#
-        )
-        guard case .gst(let gst) = report else {
-            Issue.record("not GST: \(report)")
-            return
-        }
+        ).gst)
         #expect(gst.rms == 2.5)
         #expect(gst.major == 3.1)
         #expect(gst.minor == 2.2)
@@ -114,13 +106,9 @@ import Testing
     }
 
     @Test func skyCountsUsedSatellitesAndDilution() throws {
-        let report = try decoder.decode(
+        let sky = try #require(try decoder.decode(
             line: #"{"class":"SKY","device":"/dev/pts/1","xdop":0.63,"ydop":0.85,"vdop":1.50,"tdop":0.89,"hdop":1.10,"gdop":2.01,"pdop":1.80,"nSat":3,"uSat":2,"satellites":[{"PRN":17,"el":72.0,"az":207.0,"ss":32.0,"used":true,"gnssid":0,"svid":17},{"PRN":28,"el":59.0,"az":95.0,"ss":31.0,"used":true,"gnssid":0,"svid":28},{"PRN":11,"el":12.0,"az":132.0,"ss":4.0,"used":false,"gnssid":0,"svid":11}]}"#
-        )
-        guard case .sky(let sky) = report else {
-            Issue.record("not SKY: \(report)")
-            return
-        }
+        ).sky)
         #expect(sky.hdop == 1.1)
         #expect(sky.vdop == 1.5)
         #expect(sky.pdop == 1.8)
@@ -147,13 +135,9 @@ import Testing
     }
 
     @Test func devicesList() throws {
-        let report = try decoder.decode(
+        let devices = try #require(try decoder.decode(
             line: #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/1","activated":"2026-11-30T04:32:17.549Z","native":0,"bps":4800,"parity":"N","stopbits":1,"cycle":1.00}]}"#
-        )
-        guard case .devices(let devices) = report else {
-            Issue.record("not DEVICES: \(report)")
-            return
-        }
+        ).devices)
         #expect(devices.map(\.path) == ["/dev/pts/1"])
         #expect(devices.first?.isActive == true)
     }

@@ -56,6 +56,19 @@ struct DaemonConfigurationKey {
         Self(path, .text(keyPath, kind, required: required), allowed: allowed, meaning)
     }
 
+    /// A value of a form of its own at `keyPath`: `read` is the walker's reader of that form, `write` its JSON.
+    static func custom<Value>(
+        _ path: String, _ keyPath: Path<Value>, type: String, allowed: String,
+        read: @escaping (inout DaemonConfigurationWalker, JSONValue, String, inout Value) -> Void,
+        write: @escaping (Value) -> JSONValue, _ meaning: String
+    ) -> Self {
+        let custom = Custom(
+            type: type, allowed: allowed,
+            read: { walker, value, at, configuration in read(&walker, value, at, &configuration[keyPath: keyPath]) },
+            write: { write($0[keyPath: keyPath]) })
+        return Self(path, .custom(custom), meaning)
+    }
+
     /// The key's value in `configuration`, as the file writes it.
     func jsonValue(in configuration: DaemonConfiguration) -> JSONValue {
         switch kind {
@@ -108,14 +121,10 @@ package enum DaemonConfigurationSchema {
                 allowed: "a host name (letters, digits, `-`, `_`, `.`), an IPv4 address, or an IPv6 address without brackets "
                     + "(`::1`, `fe80::1%eth0`); at most 253 bytes",
                 "gpsd's host name or address."),
-            Key(
-                "gpsd.port",
-                .custom(
-                    Key.Custom(
-                        type: "number or string",
-                        allowed: "a whole number from 1 to 65535, the same in a string (`\"2947\"`), or a service name (`\"gpsd\"`)",
-                        read: { walker, value, path, configuration in walker.port(value, at: path, &configuration.gpsd.port) },
-                        write: { Int($0.gpsd.port).map { .number(Double($0)) } ?? .string($0.gpsd.port) })),
+            .custom(
+                "gpsd.port", \.gpsd.port, type: "number or string",
+                allowed: "a whole number from 1 to 65535, the same in a string (`\"2947\"`), or a service name (`\"gpsd\"`)",
+                read: { $0.port($1, at: $2, &$3) }, write: { port in Int(port).map { .number(Double($0)) } ?? .string(port) },
                 "gpsd's TCP port."),
             Key(
                 "gpsd.device", .optionalText(\.gpsd.device, .absolutePath, null: "gpsd's first device"),
@@ -138,15 +147,9 @@ package enum DaemonConfigurationSchema {
                 "How the receiver is wired, which decides what it can be woken from ([power-control.md](power-control.md)). "
                     + "`usb`: its own USB port (`/dev/ttyACM*`); `uart`: its serial pins, or a USB-serial bridge in front "
                     + "of them; `auto`: read from the device name."),
-            Key(
-                "receiver.powerSwitch",
-                .custom(
-                    Key.Custom(
-                        type: "null or object", allowed: "see below",
-                        read: { walker, value, path, configuration in
-                            walker.powerSwitch(value, at: path, &configuration.receiver.powerSwitch)
-                        },
-                        write: { powerSwitchValue($0.receiver.powerSwitch) })),
+            .custom(
+                "receiver.powerSwitch", \.receiver.powerSwitch, type: "null or object", allowed: "see below",
+                read: { $0.powerSwitch($1, at: $2, &$3) }, write: powerSwitchValue,
                 "A switch on the receiver's supply, for receivers that have no stop command. null: none."),
             .text("outputs.jsonl.path", \.outputs.jsonl.orDefault.path, .path, "The file; relative: under `stateDirectory`."),
         ] + rotation("outputs.jsonl", \.outputs.jsonl.orDefault.rotation) + [
@@ -168,15 +171,10 @@ package enum DaemonConfigurationSchema {
             Key(
                 "outputs.socket.group", .optionalText(\.outputs.socket.orDefault.group, .group, null: "the daemon's own group"),
                 "The socket file's group, so its members may connect. null: the daemon's own group."),
-            Key(
-                "outputs.socket.mode",
-                .custom(
-                    Key.Custom(
-                        type: "string", allowed: "three or four octal digits, at most `\"0777\"`",
-                        read: { walker, value, path, configuration in
-                            walker.mode(value, at: path, &configuration.outputs.socket.orDefault.mode)
-                        },
-                        write: { .string(octal($0.outputs.socket.orDefault.mode)) })),
+            .custom(
+                "outputs.socket.mode", \.outputs.socket.orDefault.mode, type: "string",
+                allowed: "three or four octal digits, at most `\"0777\"`",
+                read: { $0.mode($1, at: $2, &$3) }, write: { .string(octal($0)) },
                 "The socket file's permission bits. A string, because JSON numbers are decimal."),
             .text(
                 "outputs.capture.path", \.outputs.capture.orDefault.path, .path, allowed: "not empty, not the jsonl file",

@@ -259,10 +259,12 @@ private func readError(_ bytes: [UInt8]) -> CaptureError? {
 
     @Test func gpsdsJSONLinesAreRemovedAndReceiverBytesKept() {
         var filter = RawStreamFilter()
-        let input = Array(#"{"class":"VERSION","release":"3.22"}"#.utf8) + [0x0D, 0x0A]
-            + Array(#"{"class":"WATCH","enable":true,"raw":2}"#.utf8) + [0x0A] + nmea
-            + [0xB5, 0x62, 0x01, 0x07, 0x00, 0x00, 0x08, 0x19] + nmea
-        #expect(filter.receiverBytes(input) == nmea + [0xB5, 0x62, 0x01, 0x07, 0x00, 0x00, 0x08, 0x19] + nmea)
+        // Typed in pieces: Swift 6.0's type checker gives up on the whole sum of literals.
+        let version: [UInt8] = Array(#"{"class":"VERSION","release":"3.22"}"#.utf8) + [0x0D, 0x0A]
+        let watch: [UInt8] = Array(#"{"class":"WATCH","enable":true,"raw":2}"#.utf8) + [0x0A]
+        let ubx: [UInt8] = [0xB5, 0x62, 0x01, 0x07, 0x00, 0x00, 0x08, 0x19]
+        let input = version + watch + nmea + ubx + nmea
+        #expect(filter.receiverBytes(input) == nmea + ubx + nmea)
     }
 
     @Test func aJSONLineSplitAcrossReadsIsStillRemoved() {

@@ -301,7 +301,8 @@ private let examplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathCom
                 "file: status: is a number, not an object (allowed: an object with keys: noFixInterval, updateInterval)",
             ])
         // A flag that fixes the file's problem leaves none.
-        #expect(problems(#"{"gpsd": {"port": 0}}"#, overrides: [try set("gpsd.port=2947")]).isEmpty)
+        let override = try set("gpsd.port=2947")
+        #expect(problems(#"{"gpsd": {"port": 0}}"#, overrides: [override]).isEmpty)
     }
 
     @Test func errorLinesNameTheFileOrTheFlag() {

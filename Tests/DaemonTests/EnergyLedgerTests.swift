@@ -31,7 +31,10 @@ private func close(_ value: Double, _ expected: Double) -> Bool { abs(value - ex
         ledger.record(event(.firstFixAfterWake, .standby), at: 1404)
         #expect(ledger.charging == .running(.continuous))
         // 101 s at 36 mA, 301 s at 3.6, 2 s at 45, 96 s at 36.
-        let expected = mAh(101 * 36 + 301 * 3.6 + 2 * 45 + 96 * 36)
+        let running: Double = (101 + 96) * 36
+        let standby: Double = 301 * 3.6
+        let acquiring: Double = 2 * 45
+        let expected = mAh(running + standby + acquiring)
         #expect(close(ledger.charge(at: 1500), expected))
         #expect(close(ledger.alwaysOn(at: 1500), mAh(500 * 36)))
         #expect(ledger.summary(at: 1500) == "2.30 mAh against 5.00 mAh always on (54 % saved)")

@@ -289,7 +289,7 @@ import Testing
         // it, and the log would not show the uploader meeting them.
         var kills: [Double] = []
         while kills.count < 8 {
-            let at = 300 + random.unit() * 2_200
+            let at: Double = 300 + random.unit() * 2_200
             if !(600...700).contains(at) && !(1800...1900).contains(at) { kills.append(at) }
         }
         let run = try await Self.runDay(

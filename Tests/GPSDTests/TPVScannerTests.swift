@@ -120,11 +120,13 @@ import Testing
             let speed = Double.random(in: 0...400, using: &generator)
             let seconds = Int.random(in: 0...59, using: &generator)
             let fraction = Int.random(in: 0...999, using: &generator)
+            // In pieces: Swift 6.0's type checker gives up on the whole sum in one expression.
+            let time = (seconds < 10 ? "0" : "") + "\(seconds)." + String(String(1000 + fraction).dropFirst())
+            let position = #""lat":"# + fixed(latitude, 9) + #","lon":"# + fixed(longitude, 9)
+            let motion = #""altMSL":"# + fixed(altitude, 4) + #","speed":"# + fixed(speed, 3)
             lines.append(
-                #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2026-11-30T03:22:"#
-                    + (seconds < 10 ? "0" : "") + "\(seconds)." + String(1000 + fraction).dropFirst() + #"Z","lat":"#
-                    + fixed(latitude, 9) + #","lon":"# + fixed(longitude, 9) + #","altMSL":"# + fixed(altitude, 4)
-                    + #","speed":"# + fixed(speed, 3) + #","eph":"# + "\(speed / 7)" + "}")
+                #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2026-11-30T03:22:"# + time + #"Z","#
+                    + position + "," + motion + #","eph":"# + "\(speed / 7)" + "}")
         }
         let (scanned, libgps) = bothWays(lines)
         #expect(scanned == libgps)

@@ -203,7 +203,8 @@ func printedLine(_ format: LocationFormat, _ location: Location) -> String {
         #expect(error.contains("receiver chunks"), "\(error)")
         let (_, rawOutput, _) = run(["demo", "--capture", Fixtures.path("gpsd-quectel-eg25g-moving.nmea"),
                                      "--speed", "1000", "--format", "jsonl", "--count", "5"])
-        #expect(fromCapture == (try EpochPosition.fromLodestar(rawOutput.split(whereSeparator: \.isNewline).map(String.init))))
+        let fromRawBytes = try EpochPosition.fromLodestar(rawOutput.split(whereSeparator: \.isNewline).map(String.init))
+        #expect(fromCapture == fromRawBytes)
     }
 
     /// A capture with only gpsd lines cannot be played into gpsd: 65, saying why and what would play.

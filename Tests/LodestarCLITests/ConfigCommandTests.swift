@@ -205,7 +205,8 @@ private func document(_ text: String) throws -> Document {
         let loaded = try source.load().get()
         #expect(loaded.file == nil)
         let folder = try ConfigFolder()
-        #expect(loaded.configuration.jsonText == run(["config", "show", "--config", try folder.file("e.json", "{}")]).1)
+        let empty = try folder.file("e.json", "{}")
+        #expect(loaded.configuration.jsonText == run(["config", "show", "--config", empty]).1)
         let named = RunConfigurationSource(file: "/nonexistent/lodestar.json", usesDefaultFile: false, overrides: [])
         guard case .failure(.notFound) = named.load() else {
             Issue.record("a named missing file loaded")

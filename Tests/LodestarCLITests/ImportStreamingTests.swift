@@ -191,7 +191,7 @@ enum ReferenceImporter {
             guard line.first == UInt8(ascii: "{") else { continue }
             var text = line
             if let position = firstRange(of: stdinDevice, in: line) {
-                text = ArraySlice(line[line.startIndex..<position.lowerBound] + renamed + line[position.upperBound...])
+                text = ArraySlice(Array(line[line.startIndex..<position.lowerBound]) + renamed + Array(line[position.upperBound...]))
             }
             let (isTPV, time, hasPosition) = tpv(text)
             reports.append(TimedReport(t: clock.t, text: text, time: time, hasPosition: hasPosition))

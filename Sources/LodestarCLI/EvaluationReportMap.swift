@@ -82,6 +82,9 @@ struct TrackMap {
         return max(0, low - 1)
     }
 
+    // Not optimised: Swift 6.0.3's optimiser (Debian trixie's swiftlang, built with assertions) aborts on this
+    // function in LICM, and a report's drawing needs no speed.
+    @_optimize(none)
     func svg() -> String {
         var text = "<svg class=\"chart track-map\" viewBox=\"0 0 900 600\" width=\"900\" height=\"600\" role=\"img\" "
         text += "aria-label=\"the track coloured by receiver regime\">\n"

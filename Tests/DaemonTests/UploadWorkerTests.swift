@@ -70,6 +70,9 @@ private final class KeepingTransport: UploadTransport, @unchecked Sendable {
         try waitFor("the batch") { transport.sent.count == 1 }
         #expect(transport.sent.first?.map(\.id) == [1, 2, 3])
         try waitFor("the store to record it") { (try? store.queueDepth(for: "keeping")) == 0 }
+        // The worker publishes its counters after the store's acknowledgement, the connections at the end of
+        // its turn: waited for, not raced (under qemu-user the gap is wide enough to read them before).
+        try waitFor("the worker's status") { worker.status.sent == 3 && worker.status.connections >= 1 }
         #expect(worker.status.sent == 3)
         #expect(worker.status.connections == 1)
     }

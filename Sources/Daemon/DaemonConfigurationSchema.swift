@@ -103,10 +103,14 @@ package enum DaemonConfigurationSchema {
     typealias Key = DaemonConfigurationKey
     typealias Node = ConfigurationTree<DaemonConfigurationKey>
 
-    static var tree: Node { Node(keys, path: \.path) }
+    // Built once: the tables hold only pure closures and key paths, never changed after this, and building
+    // them for each file read cost more instructions at start-up than an hour of fixes.
+    nonisolated(unsafe) static let tree = Node(keys, path: \.path)
 
     /// Every key, in the order of the file `config show` writes and of docs/config.md.
-    static var keys: [Key] {
+    nonisolated(unsafe) static let keys: [Key] = makeKeys()
+
+    private static func makeKeys() -> [Key] {
         [
             .text(
                 "profile", \.profile, .name,

@@ -4,7 +4,7 @@ import GPSModel
 extension Policy {
     /// What a continuous level runs the receiver at while tracking.
     func trackingRegime(_ requested: UpdatesConfiguration) -> ReceiverRegime {
-        requested.desiredAccuracy == .nearestTenMeters && receiver.reachableRegimes.contains(.powerSave)
+        requested.desiredAccuracy == .nearestTenMeters && receiver.reaches(.powerSave)
             ? .powerSave : .continuous
     }
 

@@ -113,29 +113,42 @@ public struct ReceiverModel: Sendable, Hashable {
     public static func regimes(reachableBy powerControl: PowerControl, on connection: ReceiverConnection)
         -> Set<ReceiverRegime>
     {
-        switch powerControl {
-        case .ubx: connection == .uart ? Set(ReceiverRegime.allCases) : [.continuous, .powerSave, .standby]
-        case .pmtk: [.continuous, .powerSave, .standby]
-        case .sirf, .closeDevice: [.continuous]
-        case .gpio, .usbPort: [.continuous, .off]
+        Set(ReceiverRegime.allCases.filter { reaches($0, by: powerControl, on: connection) })
+    }
+
+    /// Whether `powerControl` on `connection` can put the receiver in `regime` (`regimes(reachableBy:on:)`,
+    /// one regime at a time: the policy asks this for every fix, where building sets cost a tenth of the
+    /// daemon's instructions).
+    public static func reaches(
+        _ regime: ReceiverRegime, by powerControl: PowerControl, on connection: ReceiverConnection
+    ) -> Bool {
+        switch (powerControl, regime) {
+        case (_, .continuous): true
+        case (.ubx, .off): connection == .uart
+        case (.ubx, .powerSave), (.ubx, .standby), (.pmtk, .powerSave), (.pmtk, .standby): true
+        case (.gpio, .off), (.usbPort, .off): true
+        default: false
         }
     }
 
     /// The regimes the policy may use: those the receiver supports that its power control reaches on its
     /// connection, and always `continuous`.
-    public var reachableRegimes: Set<ReceiverRegime> {
-        supportedRegimes.intersection(Self.regimes(reachableBy: powerControl, on: connection)).union([.continuous])
+    public var reachableRegimes: Set<ReceiverRegime> { Set(ReceiverRegime.allCases.filter(reaches)) }
+
+    /// Whether `regime` is one of `reachableRegimes`.
+    public func reaches(_ regime: ReceiverRegime) -> Bool {
+        regime == .continuous
+            || (supportedRegimes.contains(regime) && Self.reaches(regime, by: powerControl, on: connection))
     }
 
     /// The regime the receiver actually runs when asked for `regime`: the nearest reachable one, down to up
     /// (a missing `off` is standby, a missing standby is off, and neither is running).
     public func effectiveRegime(_ regime: ReceiverRegime) -> ReceiverRegime {
-        let reachable = reachableRegimes
-        if reachable.contains(regime) { return regime }
+        if reaches(regime) { return regime }
         switch regime {
         case .powerSave: return .continuous
-        case .standby: return reachable.contains(.off) ? .off : .continuous
-        case .off: return reachable.contains(.standby) ? .standby : .continuous
+        case .standby: return reaches(.off) ? .off : .continuous
+        case .off: return reaches(.standby) ? .standby : .continuous
         case .continuous: return .continuous
         }
     }

@@ -63,6 +63,37 @@ import Testing
         #expect(UpdatesConfiguration(accuracyLimit: 0).validate().map(\.field) == ["accuracyLimit"])
     }
 
+    /// What each power control reaches, written out (ReceiverModel.swift's comment): the per-regime answer the
+    /// policy asks for every fix and the set the rest reads must both say it.
+    @Test func eachPowerControlReachesItsRegimes() {
+        let all = Set(ReceiverRegime.allCases)
+        let expected: [PowerControl: [ReceiverConnection: Set<ReceiverRegime>]] = [
+            .ubx: [.uart: all, .usb: [.continuous, .powerSave, .standby], .unknown: [.continuous, .powerSave, .standby]],
+            .pmtk: [.uart: [.continuous, .powerSave, .standby], .usb: [.continuous, .powerSave, .standby],
+                    .unknown: [.continuous, .powerSave, .standby]],
+            .sirf: [.uart: [.continuous], .usb: [.continuous], .unknown: [.continuous]],
+            .closeDevice: [.uart: [.continuous], .usb: [.continuous], .unknown: [.continuous]],
+            .gpio: [.uart: [.continuous, .off], .usb: [.continuous, .off], .unknown: [.continuous, .off]],
+            .usbPort: [.uart: [.continuous, .off], .usb: [.continuous, .off], .unknown: [.continuous, .off]],
+        ]
+        for control in PowerControl.allCases {
+            for connection in ReceiverConnection.allCases {
+                let set = expected[control]?[connection]
+                #expect(ReceiverModel.regimes(reachableBy: control, on: connection) == set, "\(control) on \(connection)")
+                var model = ReceiverModel.ublox8
+                model.powerControl = control
+                model.connection = connection
+                model.supportedRegimes = [.continuous, .standby, .off]
+                let reachable = (set ?? []).intersection(model.supportedRegimes)
+                #expect(model.reachableRegimes == reachable, "\(control) on \(connection)")
+                for regime in ReceiverRegime.allCases {
+                    #expect(
+                        model.reaches(regime) == reachable.contains(regime), "\(control) on \(connection): \(regime)")
+                }
+            }
+        }
+    }
+
     @Test func receiverModelsFallBackToWhatTheyCanDo() {
         #expect(ReceiverModel.switchedNMEA.effectiveRegime(.standby) == .off)
         #expect(ReceiverModel.switchedNMEA.effectiveRegime(.powerSave) == .continuous)

@@ -70,7 +70,9 @@ package enum ProfileSchema {
     static let nameRule = "a name of letters, digits, '-', '_' and '.', not starting with '.' (at most 64)"
 
     /// Every key of a profile file, in the file's order.
-    static var keys: [ProfileKey] {
+    nonisolated(unsafe) static let keys: [ProfileKey] = makeKeys()
+
+    private static func makeKeys() -> [ProfileKey] {
         let updates = UpdatesConfiguration.numbers.map { $0.lifted(\Profile.updates, under: "updates") }
         let policy = PolicyConfiguration.numbers.map { $0.lifted(\Profile.policy, under: "policy") }
         let receiver = ReceiverModel.numbers.map { $0.lifted(\Profile.receiver, under: "receiver") }
@@ -189,7 +191,9 @@ package enum ProfileSchema {
     /// The keys as a tree of objects: members in the order of `keys`.
     typealias Node = ConfigurationTree<ProfileKey>
 
-    static var tree: Node { Node(keys, path: \.path) }
+    // Built once: the tables hold only pure closures and key paths, never changed after this, and building
+    // them for each file read cost more instructions at start-up than an hour of fixes.
+    nonisolated(unsafe) static let tree = Node(keys, path: \.path)
 }
 
 extension Profile {

@@ -64,6 +64,8 @@ public final class PThreadMutex: @unchecked Sendable {
 public final class WakeUpPipe: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
+    /// Set by `signal` after its byte is written, cleared by the `drain` that reads it.
+    private let signalled = Atomic<Bool>(false)
 
     public init() {
         var ends: [Int32] = [-1, -1]
@@ -90,11 +92,16 @@ public final class WakeUpPipe: Sendable {
         var byte: UInt8 = 1
         // A full pipe (EAGAIN) already holds a wake-up: nothing is lost.
         _ = retryingOnInterrupt { write(writeEnd, &byte, 1) }
+        // Marked after the write: a drain that sees the mark finds the byte, and a byte written while a drain
+        // runs is followed by a mark the next drain sees, so no byte is left to spin a poll.
+        signalled.store(true, ordering: .releasing)
     }
 
-    /// Empties the pipe. A short read is an empty pipe: no second read to find it so (EAGAIN).
+    /// Empties the pipe. Reads only after a `signal`: a reader that drains after every gpsd report read an
+    /// empty pipe (EAGAIN) twice per report, the daemon's most frequent system call. A short read is an
+    /// empty pipe: no second read to find it so.
     public func drain() {
-        guard readEnd >= 0 else { return }
+        guard readEnd >= 0, signalled.exchange(false, ordering: .acquiringAndReleasing) else { return }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
             while true {
                 let count = read(readEnd, bytes.baseAddress, bytes.count)

@@ -199,7 +199,12 @@ def connected(pid):
     inodes, pids = set(), [pid]
     for task in os.listdir(f"/proc/{pid}/task"):
         pids += [int(c) for c in read(f"/proc/{pid}/task/{task}/children").split()]
-    for fd in (f"{p}/fd/{n}" for p in pids for n in os.listdir(f"/proc/{p}/fd")):
+    def descriptors(p):
+        try:
+            return os.listdir(f"/proc/{p}/fd")
+        except OSError:  # a child that has just ended (strace's first exec)
+            return []
+    for fd in (f"{p}/fd/{n}" for p in pids for n in descriptors(p)):
         try:
             target = os.readlink(f"/proc/{fd}")
         except OSError:

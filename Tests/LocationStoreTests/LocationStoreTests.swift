@@ -74,6 +74,8 @@ import Testing
             #expect(try connection.texts("PRAGMA journal_mode", doing: "test") == ["wal"])
             #expect(try connection.integer("PRAGMA auto_vacuum", doing: "test") == 2)
             #expect(try connection.integer("PRAGMA synchronous", doing: "test") == 2)
+            // A bounded page cache, so the daemon's memory stays flat over days of fixes.
+            #expect(try connection.integer("PRAGMA cache_size", doing: "test") == -256)
             #expect(try connection.integer("PRAGMA user_version", doing: "test") == StoreSchema.current)
             #expect(StoreSchema.current == 2)
         }

@@ -185,13 +185,15 @@ def cpu_figures(pid):
 
 
 def memory(pid):
-    """(VmRSS KiB, VmHWM KiB, private KiB, PSS KiB). Private (Private_Clean + Private_Dirty) is what the process
-    alone costs; PSS shares each shared library's pages among the processes mapping them; RSS counts them whole."""
+    """(VmRSS KiB, VmHWM KiB, private KiB, PSS KiB, private dirty KiB). Private (Private_Clean + Private_Dirty) is
+    what the process alone costs; PSS shares each shared library's pages among the processes mapping them; RSS
+    counts them whole. Private dirty leaves out the pages the kernel can drop and read again from their file: for
+    lodestar that is most of its private memory, its own program text (one process maps the binary)."""
     status = dict(line.split(":", 1) for line in read(f"/proc/{pid}/status").splitlines() if ":" in line)
     rollup = dict(line.split(":", 1) for line in read(f"/proc/{pid}/smaps_rollup").splitlines()[1:] if ":" in line)
     kib = lambda value: int(value.split()[0])
     private = kib(rollup["Private_Clean"]) + kib(rollup["Private_Dirty"])
-    return kib(status["VmRSS"]), kib(status["VmHWM"]), private, kib(rollup["Pss"])
+    return kib(status["VmRSS"]), kib(status["VmHWM"]), private, kib(rollup["Pss"]), kib(rollup["Private_Dirty"])
 
 
 def connected(pid):
@@ -375,7 +377,7 @@ def cpu(binary, capture, runs, speed):
     for run in range(1, runs + 1):
         figures, lines, points = cpu_run(binary, groups, speed)
         for name in ("lodestar", "gpxlogger"):
-            user, system, sched, _, hwm, private, pss = figures[name]
+            user, system, sched, _, hwm, private, pss, _ = figures[name]
             print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}"
                   f" {private:8d} {pss:8d}")
         ratio = figures["lodestar"][2] / figures["gpxlogger"][2]
@@ -415,17 +417,18 @@ def soak(binary, capture, hours, speed):
     finally:
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{'hour':>5} {'wall s':>7} {'VmRSS KiB':>10} {'VmHWM KiB':>10} {'private KiB':>12} {'PSS KiB':>8}")
-    for hour, wall, rss, hwm, private, pss in samples:
-        print(f"{hour:>5} {wall:7.1f} {rss:10d} {hwm:10d} {private:12d} {pss:8d}")
+    print(f"{'hour':>5} {'wall s':>7} {'VmRSS KiB':>10} {'VmHWM KiB':>10} {'private KiB':>12} {'PSS KiB':>8} "
+          f"{'private dirty KiB':>18}")
+    for hour, wall, rss, hwm, private, pss, dirty in samples:
+        print(f"{hour:>5} {wall:7.1f} {rss:10d} {hwm:10d} {private:12d} {pss:8d} {dirty:18d}")
     first = next(s for s in samples if s[0] == 1)
     last = samples[-1]
     growth = (last[2] - first[2]) / first[2] * 100
     private_growth = (last[4] - first[4]) / first[4] * 100
     print(f"lodestar wrote {lines} lines, CPU {user + system:.2f} s (schedstat {sched:.2f} s)")
     print(f"peak RSS (VmHWM) {last[3] / 1024:.2f} MiB; at the end private {last[4] / 1024:.2f} MiB, PSS "
-          f"{last[5] / 1024:.2f} MiB, RSS {last[2] / 1024:.2f} MiB; growth hour 1 -> end: RSS {growth:+.1f} %, "
-          f"private {private_growth:+.1f} % (target < 5 %)")
+          f"{last[5] / 1024:.2f} MiB, private dirty {last[6] / 1024:.2f} MiB, RSS {last[2] / 1024:.2f} MiB; "
+          f"growth hour 1 -> end: RSS {growth:+.1f} %, private {private_growth:+.1f} % (target < 5 %)")
 
 
 # `callgrind` mode: each lodestar command next to gpxlogger on one stream. The run variants share a config file

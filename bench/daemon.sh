@@ -2,7 +2,7 @@
 # Benchmark (not a test) of the daemon's live path, against a private gpsd fed a long drive through a pty:
 #   cpu:  lodestar next to gpxlogger (C, libgps) on the same gpsd stream, 3 runs; target <= 1.0x its CPU.
 #   soak: lodestar alone over 25 h of receiver time (the drive looped with advancing time) at 2000x;
-#         RSS, private memory (Private_Clean + Private_Dirty) and PSS each receiver hour; target < 5 %
+#         RSS, private memory (Private_Clean + Private_Dirty), PSS and private dirty each receiver hour; target < 5 %
 #         growth from hour 1 to the end.
 #   startup: `lodestar --help` next to `gpspipe --help`: median wall time and callgrind instructions.
 #   callgrind: a slice of the drive (600 epochs, 20 min of receiver time, at 10x) read by gpxlogger and by

@@ -64,8 +64,10 @@ public final class PThreadMutex: @unchecked Sendable {
 public final class WakeUpPipe: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
-    /// Set by `signal` after its byte is written, cleared by the `drain` that reads it.
-    private let signalled = Atomic<Bool>(false)
+    /// Bytes written or about to be (counted before the write, uncounted if it fails), and bytes read by
+    /// `drain` (one draining thread). Equal, the pipe is empty: `drain` skips the read.
+    private let bytesSent = Atomic<Int>(0)
+    private let bytesRead = Atomic<Int>(0)
 
     public init() {
         var ends: [Int32] = [-1, -1]
@@ -90,21 +92,27 @@ public final class WakeUpPipe: Sendable {
     public func signal() {
         guard writeEnd >= 0 else { return }
         var byte: UInt8 = 1
+        // Counted first: the poller wakes as the byte lands, and its drain must see the count then (counted
+        // after the write, the drain skipped it and the next poll returned at once: a loop for nothing).
+        bytesSent.add(1, ordering: .sequentiallyConsistent)
         // A full pipe (EAGAIN) already holds a wake-up: nothing is lost.
-        _ = retryingOnInterrupt { write(writeEnd, &byte, 1) }
-        // Marked after the write: a drain that sees the mark finds the byte, and a byte written while a drain
-        // runs is followed by a mark the next drain sees, so no byte is left to spin a poll.
-        signalled.store(true, ordering: .releasing)
+        if retryingOnInterrupt({ write(writeEnd, &byte, 1) }) != 1 {
+            bytesSent.subtract(1, ordering: .sequentiallyConsistent)
+        }
     }
 
-    /// Empties the pipe. Reads only after a `signal`: a reader that drains after every gpsd report read an
-    /// empty pipe (EAGAIN) twice per report, the daemon's most frequent system call. A short read is an
-    /// empty pipe: no second read to find it so.
+    /// Empties the pipe. Reads only when a byte was sent since the last drain: a reader that drains after
+    /// every gpsd report read an empty pipe (EAGAIN) twice per report, the daemon's most frequent system call.
+    /// A byte still on its way (counted, not yet written) is read by a later drain: its poll wakes for it. A
+    /// short read is an empty pipe: no second read to find it so.
     public func drain() {
-        guard readEnd >= 0, signalled.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        guard readEnd >= 0,
+            bytesSent.load(ordering: .sequentiallyConsistent) != bytesRead.load(ordering: .sequentiallyConsistent)
+        else { return }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
             while true {
                 let count = read(readEnd, bytes.baseAddress, bytes.count)
+                if count > 0 { bytesRead.add(count, ordering: .sequentiallyConsistent) }
                 if count == bytes.count || (count < 0 && errno == EINTR) { continue }
                 break
             }

@@ -3,29 +3,25 @@
  * with dlopen on first use instead of linked. Linked, it and OpenSSL were mapped and relocated at every start of
  * lodestar (with libcurl, 8,800 of its 12,245 symbol relocations and some 6 MB resident), though only a
  * configured OwnTracks uploader uses it; so mosquitto.h is here for types and constants only, and MQTTUpload
- * calls the cmosquitto_ functions below, which call through a table that cmosquitto_load fills with dlsym.
+ * calls the cmosquitto_ functions below, which call through a table that cmosquitto_load_soname fills with
+ * dlsym (Sources/CDynamicLibrary/dynamic_library.h, shared with CCurl).
  *
  * The package is Debian's libmosquitto1 (soname libmosquitto.so.1); dpkg-shlibdeps cannot see a dlopen, so
  * lodestar's .deb names it by hand.
- *
- * Static inline in a header: every object file that calls these has its own copy, table included. Loading is
- * idempotent (dlopen of a loaded library returns it again) and race-free (a table is published with one
- * compare-and-swap), so a copy whose table is still empty fills it on its first call.
  */
 #ifndef LODESTAR_CMOSQUITTO_SHIM_H
 #define LODESTAR_CMOSQUITTO_SHIM_H
 
-#include <dlfcn.h>
 #include <mosquitto.h>
-#include <stdio.h>
-#include <stdlib.h>
+
+#include "../CDynamicLibrary/dynamic_library.h"
 
 #define CMOSQUITTO_SONAME "libmosquitto.so.1"
 
-/* cmosquitto_load's answers. */
-#define CMOSQUITTO_LOADED 0
-#define CMOSQUITTO_NO_LIBRARY 1
-#define CMOSQUITTO_NO_FUNCTION 2
+/* cmosquitto_load_soname's answers. */
+#define CMOSQUITTO_LOADED LODESTAR_DYNAMIC_LIBRARY_LOADED
+#define CMOSQUITTO_NO_LIBRARY LODESTAR_DYNAMIC_LIBRARY_MISSING
+#define CMOSQUITTO_NO_FUNCTION LODESTAR_DYNAMIC_LIBRARY_NO_FUNCTION
 
 /* Every libmosquitto function MQTTUpload calls. */
 #define CMOSQUITTO_FUNCTIONS(X) \
@@ -48,7 +44,8 @@
     X(disconnect) \
     X(socket)
 
-/* Named and typed as mosquitto.h declares them (`new` alone is a C++ keyword). */
+/* The loaded table (Sources/CDynamicLibrary/dynamic_library.h), its functions named and typed as mosquitto.h
+ * declares them (`new` alone is a C++ keyword). */
 typedef struct cmosquitto_functions {
     void *library;
 #define CMOSQUITTO_FIELD(name) __typeof__(&mosquitto_##name) mosquitto_##name;
@@ -56,34 +53,22 @@ typedef struct cmosquitto_functions {
 #undef CMOSQUITTO_FIELD
 } cmosquitto_functions;
 
+static inline const char *const *cmosquitto_symbols(size_t *count) {
+    static const char *const symbols[] = {
+#define CMOSQUITTO_SYMBOL(name) "mosquitto_" #name,
+        CMOSQUITTO_FUNCTIONS(CMOSQUITTO_SYMBOL)
+#undef CMOSQUITTO_SYMBOL
+    };
+    _Static_assert(sizeof(cmosquitto_functions) == (1 + sizeof symbols / sizeof *symbols) * sizeof(void *),
+        "cmosquitto_functions is a table of pointers");
+    *count = sizeof symbols / sizeof *symbols;
+    return symbols;
+}
+
 /* This object file's table, once loaded. */
-static inline const cmosquitto_functions **cmosquitto_table(void) {
-    static const cmosquitto_functions *table;
+static inline void *const **cmosquitto_table(void) {
+    static void *const *table;
     return &table;
-}
-
-static inline void cmosquitto_dlerror(char *error, size_t size) {
-    const char *text = dlerror();
-    snprintf(error, size, "%s", text != NULL ? text : "unknown dlopen error");
-}
-
-/* Opens `soname` and resolves every function into `functions`; CMOSQUITTO_LOADED, or why not in `error`. */
-static inline int cmosquitto_open(const char *soname, cmosquitto_functions *functions, char *error, size_t size) {
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        cmosquitto_dlerror(error, size);
-        return CMOSQUITTO_NO_LIBRARY;
-    }
-    functions->library = library;
-#define CMOSQUITTO_RESOLVE(name) \
-    if ((functions->mosquitto_##name = (__typeof__(&mosquitto_##name))dlsym(library, "mosquitto_" #name)) == NULL) { \
-        cmosquitto_dlerror(error, size); \
-        dlclose(library); \
-        return CMOSQUITTO_NO_FUNCTION; \
-    }
-    CMOSQUITTO_FUNCTIONS(CMOSQUITTO_RESOLVE)
-#undef CMOSQUITTO_RESOLVE
-    return CMOSQUITTO_LOADED;
 }
 
 /*
@@ -92,35 +77,18 @@ static inline int cmosquitto_open(const char *soname, cmosquitto_functions *func
  * call again and from any thread; once a table is in place a further call only checks that `soname` opens.
  */
 static inline int cmosquitto_load_soname(const char *soname, char *error, size_t size) {
-    cmosquitto_functions opened;
-    int result = cmosquitto_open(soname, &opened, error, size);
-    if (result != CMOSQUITTO_LOADED) return result;
-    cmosquitto_functions *table = malloc(sizeof *table);
-    if (table == NULL) abort(); /* as Swift does when out of memory */
-    *table = opened;
-    const cmosquitto_functions *expected = NULL;
-    if (!__atomic_compare_exchange_n(cmosquitto_table(), &expected, table, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        /* Another thread was first, or this was a check: the library stays loaded through its handle. */
-        dlclose(table->library);
-        free(table);
-    }
-    return CMOSQUITTO_LOADED;
+    size_t count;
+    const char *const *symbols = cmosquitto_symbols(&count);
+    return lodestar_dynamic_library_load(cmosquitto_table(), soname, symbols, count, error, size);
 }
 
-static inline int cmosquitto_load(char *error, size_t size) {
-    return cmosquitto_load_soname(CMOSQUITTO_SONAME, error, size);
-}
-
-/* The table; MQTTUpload calls cmosquitto_load before any other cmosquitto_ function, so failing here is a bug. */
+/* The table; MQTTUpload calls cmosquitto_load_soname before any other cmosquitto_ function, so failing here is a
+ * bug. */
 static inline const cmosquitto_functions *cmosquitto_loaded(void) {
-    const cmosquitto_functions *table = __atomic_load_n(cmosquitto_table(), __ATOMIC_ACQUIRE);
-    if (table != NULL) return table;
-    char error[256];
-    if (cmosquitto_load(error, sizeof error) != CMOSQUITTO_LOADED) {
-        fprintf(stderr, "libmosquitto used before it was loaded: %s\n", error);
-        abort();
-    }
-    return __atomic_load_n(cmosquitto_table(), __ATOMIC_ACQUIRE);
+    size_t count;
+    const char *const *symbols = cmosquitto_symbols(&count);
+    return (const cmosquitto_functions *)lodestar_dynamic_library_table(
+        cmosquitto_table(), CMOSQUITTO_SONAME, symbols, count, "libmosquitto");
 }
 
 static inline int cmosquitto_lib_init(void) {

@@ -344,7 +344,12 @@ import Testing
                 + "(\(run.delivered.count) in the jsonl), \(arrivals.count - seen.count) duplicates")
         }
     }
+}
 
+/// The store and the outputs on a short drive each, with their own gpsd, daemon and stand-in: they run in the
+/// main phase of scripts/test, not after it with the day and the kills above (a kill's restart must catch up in
+/// real time, and the day plays at 180x).
+@Suite(.tags(.gpsd)) struct StoreRecoveryTests {
     /// A store that is not a database any more: the daemon says so, moves it aside, starts a new one and
     /// runs; SIGTERM still exits 0.
     @Test func aCorruptStoreIsMovedAsideAndTheDaemonRunsOn() async throws {
@@ -393,7 +398,7 @@ import Testing
         }
         let (status, _) = try await daemon.terminate()
         #expect(status == 0)
-        let stored = try Self.storeContents(daemon).locations
+        let stored = try StoreForwardTests.storeContents(daemon).locations
         let outputs = delivered()
         #expect(outputs.count > 20 && stored.count == outputs.count, "\(outputs.count) in jsonl, \(stored.count) stored")
         var uploaded: [Int: OsmAndStandIn.Position] = [:]

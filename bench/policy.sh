@@ -34,20 +34,8 @@ trap 'rm -rf "$variants"' EXIT
 base=("${profiles[@]}")
 for probe in "${probes[@]}"; do
   for profile in "${base[@]}"; do
-    .build/release/lodestar profiles show "$profile" | /usr/bin/python3 -c '
-import json, sys
-probe, path = sys.argv[1], sys.argv[2]
-parts = [float(x) for x in probe.split(":")]
-if len(parts) not in (2, 3):
-    sys.exit("bench/policy.sh: --probe %s: expected FIRST:LONGEST[:GROWTH] in seconds" % probe)
-profile = json.load(sys.stdin)
-activity = (profile.get("updates") or {}).get("activityType", "other")
-rule = profile["policy"]["stationary"][activity]
-rule["probeInterval"], rule["maximumProbeInterval"] = parts[0], parts[1]
-if len(parts) == 3:
-    rule["probeGrowth"] = parts[2]
-json.dump(profile, open(path, "w"))
-' "$probe" "$variants/$profile@$probe.json"
+    .build/release/lodestar profiles show "$profile" \
+      | /usr/bin/python3 bench/probe-variant.py "$probe" "$variants/$profile@$probe.json"
     profiles+=("$variants/$profile@$probe.json")
   done
 done

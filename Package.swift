@@ -91,7 +91,7 @@ let package = Package(
         // waits, the gpsd test bed, the servers the uploaders are tested against, and the tags.
         .target(
             name: "TestSupport",
-            dependencies: ["ReceiverEmulation", "GPSModel", "GPSD", "Capture", "SystemInterface"]),
+            dependencies: ["ReceiverEmulation", "Simulation", "GPSModel", "GPSD", "Capture", "SystemInterface"]),
         .target(
             name: "Lodestar",
             dependencies: [

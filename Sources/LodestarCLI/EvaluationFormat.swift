@@ -47,6 +47,7 @@ enum EvaluationFormat {
             error.add("max", number: round(trackError.max, 10))
             object.add("trackError", json: error.closed)
         }
+        object.add("parking", json: parking(evaluation.parking))
         var pauses: [UInt8] = [UInt8(ascii: "[")]
         for (index, pause) in evaluation.pauses.enumerated() {
             if index > 0 { pauses.append(UInt8(ascii: ",")) }
@@ -73,6 +74,67 @@ enum EvaluationFormat {
         object.add("oracle", json: run(evaluation.oracle))
         if let seenLive, !seenLive.isEmpty { object.add("firstFixesSeenLive", json: seenLive.json) }
         return object.line
+    }
+
+    /// The ratio of two charges, rounded; nil when the oracle spent nothing.
+    private static func ratio(_ energy: Double, _ oracle: Double) -> Double? {
+        oracle > 0 ? round(energy / oracle, 1000) : nil
+    }
+
+    private static func parking(_ parking: ParkingFigures) -> [UInt8] {
+        var object = JSONObject()
+        var rule = JSONObject()
+        rule.add("minimum", number: parking.rule.minimum)
+        rule.add("radius", number: parking.rule.radius)
+        rule.add("leave", number: parking.rule.leave)
+        object.add("rule", json: rule.closed)
+        object.add("parks", integer: parking.parks.count)
+        object.add("parkedSeconds", number: round(parking.parkedSeconds, 10))
+        object.add("energyParked", number: round(parking.energyParked, 1000))
+        object.add("energyMoving", number: round(parking.energyMoving, 1000))
+        object.add("oracleEnergyParked", number: round(parking.oracleEnergyParked, 1000))
+        object.add("oracleEnergyMoving", number: round(parking.oracleEnergyMoving, 1000))
+        object.add("ratioToOracleParked", number: ratio(parking.energyParked, parking.oracleEnergyParked))
+        object.add("ratioToOracleMoving", number: ratio(parking.energyMoving, parking.oracleEnergyMoving))
+        object.add("wakesPerParkedHour", number: round(parking.wakesPerParkedHour, 100))
+        object.add("departures", integer: parking.parks.count { $0.departure != nil })
+        object.add("unseenDepartures", integer: parking.unseenDepartures)
+        if let latency = parking.departureLatency {
+            func figures(_ values: [Double]) -> [UInt8] {
+                var figures = JSONObject()
+                figures.add("p50", number: round(values[0], 10))
+                figures.add("p95", number: round(values[1], 10))
+                figures.add("max", number: round(values[2], 10))
+                return figures.closed
+            }
+            object.add("departureSeconds", json: figures(latency.seconds))
+            object.add("departureMetres", json: figures(latency.metres))
+        }
+        return object.closed
+    }
+
+    /// The parked line of the table: nothing when the track has no park.
+    static func parkingLine(_ parking: ParkingFigures) -> String? {
+        guard !parking.parks.isEmpty else { return nil }
+        func mAh(_ value: Double) -> String { TextLine.fixed(value, decimals: 2, width: 1) + " mAh" }
+        func times(_ energy: Double, _ oracle: Double) -> String {
+            oracle > 0 ? TextLine.fixed(energy / oracle, decimals: 2, width: 1) + "x the oracle" : "the oracle spent nothing"
+        }
+        var line =
+            "parked \(parking.parks.count)x, \(TextLine.fixed(parking.parkedSeconds / 3600, decimals: 1, width: 1)) h: "
+            + "\(mAh(parking.energyParked)) (\(times(parking.energyParked, parking.oracleEnergyParked))), "
+            + "\(TextLine.fixed(parking.wakesPerParkedHour, decimals: 1, width: 1)) wakes per parked hour; moving "
+            + "\(mAh(parking.energyMoving)) (\(times(parking.energyMoving, parking.oracleEnergyMoving)))"
+        if let latency = parking.departureLatency {
+            func figures(_ values: [Double], _ unit: String) -> String {
+                "p50 \(TextLine.fixed(values[0], decimals: 0, width: 1)) \(unit), p95 "
+                    + "\(TextLine.fixed(values[1], decimals: 0, width: 1)) \(unit), max "
+                    + "\(TextLine.fixed(values[2], decimals: 0, width: 1)) \(unit)"
+            }
+            line += "; departures seen after " + figures(latency.seconds, "s") + "; " + figures(latency.metres, "m")
+        }
+        if parking.unseenDepartures > 0 { line += "; \(parking.unseenDepartures) departures never seen" }
+        return line
     }
 
     private static func run(_ figures: RunFigures) -> [UInt8] {
@@ -162,6 +224,7 @@ enum EvaluationFormat {
                     + "\(TextLine.fixed(trackError.p95, decimals: 1, width: 1)) m, max "
                     + "\(TextLine.fixed(trackError.max, decimals: 1, width: 1)) m")
         }
+        if let line = parkingLine(evaluation.parking) { lines.append(line) }
         for pause in evaluation.pauses {
             var text = "pause at \(TextLine.fixed(pause.pausedAt, decimals: 0, width: 1)) s"
             if let delay = pause.delayAfterStop { text += " (\(TextLine.fixed(delay, decimals: 0, width: 1)) s after the stop)" }

@@ -49,6 +49,8 @@ public struct Evaluation: Sendable {
     public var policy: RunFigures
     /// For profiles that batch: distance from each true position to the delivered track.
     public var trackError: TrackError?
+    /// Parks found on the true track (`ParkRule`), what they cost and how soon each departure was seen.
+    public var parking: ParkingFigures
     public var pauses: [PauseFigures]
     public var failedAcquisitions: Int
     public var alwaysOn: RunFigures
@@ -96,6 +98,8 @@ public struct Evaluator: Sendable {
     /// Staleness bound in metres (the profile's).
     public let bound: Double
     public let name: String
+    /// How the parked figures find parks on the true track.
+    public var parkRule = ParkRule()
 
     /// The transistorsoft baseline's settings (its documented defaults).
     public static let stopTimeoutRadius = 25.0

@@ -24,6 +24,10 @@ public final class EvaluationRun {
     private var stopTimeoutRun: StopTimeoutBaseline
     private var oracleRun: OracleBaseline
     private var stopFinder: StopFinder
+    private var parkFinder: ParkFinder
+    /// The profile's timeline, touching stretches of one state joined: a state change a probe at most, so a
+    /// day keeps thousands, for the parked figures.
+    private var policyTimeline: [ReceiverInterval] = []
     private var assembler = LocationAssembler(origin: .replay)
     private var previous: (t: Double, location: Location)?
     private var first: Double?
@@ -56,7 +60,9 @@ public final class EvaluationRun {
         stopTimeoutRun = StopTimeoutBaseline(
             radius: Evaluator.stopTimeoutRadius, timeout: Evaluator.stopTimeout, probe: Evaluator.stopTimeoutProbe,
             model: model, bound: evaluator.bound)
-        oracleRun = OracleBaseline(model: model, bound: evaluator.bound)
+        // Its timeline is kept for the parked figures: an interval or two per location it needs.
+        oracleRun = OracleBaseline(model: model, bound: evaluator.bound, records: true)
+        parkFinder = ParkFinder(rule: evaluator.parkRule)
         let rule = Evaluator.stopRule(evaluator.setup)
         stopFinder = StopFinder(minimum: rule.minimum, radius: rule.radius)
     }
@@ -96,6 +102,7 @@ public final class EvaluationRun {
 
     private func deliver(_ location: Location, at t: Double) {
         policyMeter.delivered(location, at: t)
+        parkFinder.delivered(t, location)
         if keepsTrack { deliveries.append((t, location)) }
     }
 
@@ -116,6 +123,7 @@ public final class EvaluationRun {
         let taken = policyRun.takeTimeline(until: t)
         policyMeter.charge(taken, stopped: stopped)
         if keepsDetail { timeline += taken }
+        keep(taken)
         let staleness = policyMeter.judge(location, at: t)
         if keepsDetail { perFix.append(staleness) }
 
@@ -143,8 +151,19 @@ public final class EvaluationRun {
         oracleRun.feed(point, stretches: stretches)
         stretches.forget(before: oracleRun.settledUntil)
         stopFinder.feed(point)
+        parkFinder.truth(t, location)
         if keepsTrack { points.append(point) }
         previous = point
+    }
+
+    private func keep(_ intervals: [ReceiverInterval]) {
+        for interval in intervals {
+            if let last = policyTimeline.last, last.state == interval.state, last.end == interval.start {
+                policyTimeline[policyTimeline.count - 1].end = interval.end
+            } else {
+                policyTimeline.append(interval)
+            }
+        }
     }
 
     public func finish() -> Evaluation {
@@ -153,6 +172,7 @@ public final class EvaluationRun {
         let tail = policyRun.takeTimeline(until: end)
         policyMeter.charge(tail, stopped: false)
         if keepsDetail { timeline += tail }
+        keep(tail)
         let firstT = first ?? 0
         let duration = last - firstT
         // Always-on is the reference: 100 %, holes included.
@@ -174,6 +194,15 @@ public final class EvaluationRun {
         let stopFigures = figures("stop-timeout", stopTimeoutRun.meter)
         oracleRun.finish(at: last, stretches: stretches)
         let oracle = figures("oracle", oracleRun.meter)
+        let parks = parkFinder.finish(at: last)
+        let parked = ParkFinder.stretches(parks, end: last)
+        let energyParked = EvaluationMath.energyWhileStopped(policyTimeline, model: model, stopped: parked)
+        let oracleParked = EvaluationMath.energyWhileStopped(oracleRun.meter.timeline, model: model, stopped: parked)
+        let parking = ParkingFigures(
+            rule: evaluator.parkRule, parks: parks, parkedSeconds: parked.reduce(0) { $0 + $1.end - $1.start },
+            energyParked: energyParked, energyMoving: policy.energy - energyParked, oracleEnergyParked: oracleParked,
+            oracleEnergyMoving: oracle.energy - oracleParked,
+            wakesWhileParked: ParkFinder.wakes(policyTimeline, within: parked))
         let truth = TrueTrack(points: keepsTrack ? points : [], receiverChanges: keepsTrack ? changes : [])
 
         // Batching profiles hold locations: their track, not their staleness, says how good it is.
@@ -185,7 +214,7 @@ public final class EvaluationRun {
             }
         return Evaluation(
             trueFixes: trueFixes, duration: duration, bound: evaluator.bound, receiver: model, policy: policy,
-            trackError: trackError, pauses: Evaluator.pauses(events: events, stops: stopFinder.finish()),
+            trackError: trackError, parking: parking, pauses: Evaluator.pauses(events: events, stops: stopFinder.finish()),
             failedAcquisitions: failedAcquisitions, alwaysOn: alwaysOn,
             interval: interval, stopTimeout: stopFigures, oracle: oracle,
             ratioToOracle: oracle.energy > 0 ? policy.energy / oracle.energy : (policy.energy > 0 ? .infinity : 1),

@@ -1,6 +1,7 @@
 import Capture
 import GPSModel
 import ReceiverEmulation
+import Simulation
 
 /// A long day for a tracker, made of the repository's real recordings: drives, each followed by a stretch
 /// parked (the stationary recording, repeated). Every piece is moved to start where the one before ended,
@@ -75,6 +76,67 @@ public enum DayTimeline {
             day.append(EmulatedReceiver.Epoch(t: when, fix: fix))
             t = when
             if let latitude = fix.latitude, let longitude = fix.longitude { position = (latitude, longitude) }
+        }
+    }
+
+    /// One piece of a `track`: a recording driven once, or a stationary recording repeated for `hours`.
+    public enum Piece: Sendable {
+        case drive(String)
+        case parked(String, hours: Double)
+    }
+
+    /// The true track of a day made of `pieces`, for evaluating a profile on it (the day benchmark and its
+    /// test): each drive moved to start where the day stands, one second after its last fix; each parked
+    /// stretch repeats its recording with every repetition's first fix on the spot where the car stopped,
+    /// so a stationary receiver's wander stays around the spot and does not drift away with each repetition.
+    public static func track(_ pieces: [Piece], start: UTCTime = UTCTime(seconds: 1_780_293_600)) throws -> TrueTrack {
+        var points: [(t: Double, location: Location)] = []
+        var t = -1.0
+        var here: (latitude: Double, longitude: Double)?
+        for piece in pieces {
+            switch piece {
+            case .drive(let name):
+                let drive = try locations(of: name)
+                add(drive, at: t + 1, from: here, upTo: .infinity, into: &points, start: start)
+                if let last = points.last { (t, here) = (last.t, (last.location.latitude, last.location.longitude)) }
+            case .parked(let name, let hours):
+                let parked = try locations(of: name)
+                let spot = here
+                let end = t + hours * 3600
+                while t < end {
+                    let before = t
+                    add(parked, at: t + 1, from: spot, upTo: end, into: &points, start: start)
+                    t = points.last?.t ?? t
+                    if t <= before { break }  // nothing fits any more
+                }
+                t = max(t, end)
+            }
+        }
+        return TrueTrack(points: points)
+    }
+
+    /// A recording's locations, as the live pipeline assembles them, seconds from its first.
+    private static func locations(of name: String) throws -> [(t: Double, location: Location)] {
+        let points = TrueTrack(try importedCapture(name)).points
+        guard let first = points.first?.t else { return [] }
+        return points.map { ($0.t - first, $0.location) }
+    }
+
+    /// Appends `piece` from `t`, moved so its first fix lies at `origin` (where it was, without one), up to `limit`.
+    private static func add(
+        _ piece: [(t: Double, location: Location)], at t: Double, from origin: (latitude: Double, longitude: Double)?,
+        upTo limit: Double, into points: inout [(t: Double, location: Location)], start: UTCTime
+    ) {
+        guard let first = piece.first?.location else { return }
+        let shift = origin.map { ($0.latitude - first.latitude, $0.longitude - first.longitude) } ?? (0, 0)
+        for (offset, original) in piece {
+            let when = t + offset
+            guard when < limit else { break }
+            var location = original
+            location.latitude += shift.0
+            location.longitude += shift.1
+            location.timestamp = start.adding(seconds: when)
+            points.append((when, location))
         }
     }
 }

@@ -1,0 +1,188 @@
+import GPSModel
+
+/// How an evaluation tells a park from motion on the true track (docs/policy.md, "Parked and departing").
+/// A parked receiver's fixes wander, tens of metres and at times more than a hundred, so neither a speed nor
+/// one fix outside a small circle means the vehicle left: a park is a stretch of at least `minimum` seconds
+/// whose fixes stay within `leave` of their centre, and it is left when a fix lies farther than `leave`. The
+/// departure is then dated back to the last fix within `radius` of the centre: the moment it went for good.
+public struct ParkRule: Sendable, Equatable {
+    /// Shortest park, in seconds: shorter stands (lights, queues, a delivery) are stops, not parks.
+    public var minimum: Double
+    /// The circle a parked receiver's wander mostly stays in, in metres.
+    public var radius: Double
+    /// How far from the centre a fix must lie before the park counts as left, in metres.
+    public var leave: Double
+
+    public init(minimum: Double = 600, radius: Double = 100, leave: Double = 250) {
+        self.minimum = minimum
+        self.radius = radius
+        self.leave = leave
+    }
+}
+
+/// What parks cost and how soon each departure was seen, for one run: the profile's.
+public struct ParkingFigures: Sendable, Equatable {
+    public var rule: ParkRule
+    public var parks: [Park]
+    /// Seconds parked, summed over the parks (to the departure, or to the end of the track).
+    public var parkedSeconds: Double
+    /// The profile's charge while parked and while not, mAh.
+    public var energyParked: Double
+    public var energyMoving: Double
+    /// The oracle's, on the same parks.
+    public var oracleEnergyParked: Double
+    public var oracleEnergyMoving: Double
+    /// The profile's wakes (down to up) that began while parked.
+    public var wakesWhileParked: Int
+
+    public struct Park: Sendable, Equatable {
+        public var start: Double
+        /// The last fix within `radius` before the vehicle left; nil when the track ends parked.
+        public var departure: Double?
+        /// From the departure to the first location the application was given farther than `radius` from the
+        /// park's centre: seconds, and metres travelled along the true track. Nil when none came.
+        public var seenAfter: Double?
+        public var seenAfterMetres: Double?
+    }
+
+    /// Wakes per hour parked.
+    public var wakesPerParkedHour: Double { parkedSeconds > 0 ? Double(wakesWhileParked) / (parkedSeconds / 3600) : 0 }
+
+    /// Departures the application never saw before the track ended.
+    public var unseenDepartures: Int { parks.count { $0.departure != nil && $0.seenAfter == nil } }
+
+    /// Nearest-rank p50, p95 and max of the seen departures' latency, in seconds and in metres; nil without one.
+    public var departureLatency: (seconds: [Double], metres: [Double])? {
+        let seen = parks.compactMap { park in park.seenAfter.flatMap { s in park.seenAfterMetres.map { (s, $0) } } }
+        guard !seen.isEmpty else { return nil }
+        let seconds = seen.map(\.0).sorted()
+        let metres = seen.map(\.1).sorted()
+        return (
+            [0.5, 0.95, 1].map { EvaluationMath.percentile(seconds, $0) },
+            [0.5, 0.95, 1].map { EvaluationMath.percentile(metres, $0) }
+        )
+    }
+}
+
+/// `ParkRule` applied one input at a time: true fixes find the parks, the application's locations date when
+/// each departure was seen. Memory is one run and the parks found.
+struct ParkFinder: Sendable {
+    let rule: ParkRule
+    private var parks: [ParkingFigures.Park] = []
+    /// The stretch being watched: its start, its centre's sums, the last fix within `radius` and the true
+    /// path since then.
+    private var run: Run?
+    private var previous: Location?
+    /// A departure confirmed before the application saw it: the park's index and centre, and the path since.
+    private var awaiting: (index: Int, latitude: Double, longitude: Double, metres: Double)?
+
+    private struct Run: Sendable {
+        var start: Double
+        var lastInside: Double
+        var latitude: Double
+        var longitude: Double
+        var count: Double
+        var metresSinceInside = 0.0
+        /// The first location given farther than `radius` since `lastInside`: seconds and metres after it.
+        var seen: (seconds: Double, metres: Double)?
+
+        var centre: (latitude: Double, longitude: Double) { (latitude / count, longitude / count) }
+    }
+
+    init(rule: ParkRule) { self.rule = rule }
+
+    mutating func truth(_ t: Double, _ location: Location) {
+        let step = previous.map { Geodesy.distance(from: $0, to: location) } ?? 0
+        previous = location
+        awaiting?.metres += step
+        guard var current = run else {
+            run = Run(start: t, lastInside: t, latitude: location.latitude, longitude: location.longitude, count: 1)
+            return
+        }
+        let centre = current.centre
+        let distance = Geodesy.distance(
+            latitude1: centre.latitude, longitude1: centre.longitude, latitude2: location.latitude,
+            longitude2: location.longitude)
+        if distance <= rule.leave {
+            current.latitude += location.latitude
+            current.longitude += location.longitude
+            current.count += 1
+            if distance <= rule.radius {
+                current.lastInside = t
+                current.metresSinceInside = 0
+                current.seen = nil
+            } else {
+                current.metresSinceInside += step
+            }
+            run = current
+            return
+        }
+        current.metresSinceInside += step
+        close(current, departed: true)
+        run = Run(start: t, lastInside: t, latitude: location.latitude, longitude: location.longitude, count: 1)
+    }
+
+    /// A location the application was given at `t`.
+    mutating func delivered(_ t: Double, _ location: Location) {
+        if let waiting = awaiting,
+            Geodesy.distance(
+                latitude1: waiting.latitude, longitude1: waiting.longitude, latitude2: location.latitude,
+                longitude2: location.longitude) > rule.radius,
+            let departure = parks[waiting.index].departure
+        {
+            parks[waiting.index].seenAfter = t - departure
+            parks[waiting.index].seenAfterMetres = waiting.metres
+            awaiting = nil
+        }
+        guard var current = run, current.seen == nil, t >= current.lastInside,
+            current.lastInside - current.start >= rule.minimum
+        else { return }
+        let centre = current.centre
+        if Geodesy.distance(
+            latitude1: centre.latitude, longitude1: centre.longitude, latitude2: location.latitude,
+            longitude2: location.longitude) > rule.radius
+        {
+            current.seen = (t - current.lastInside, current.metresSinceInside)
+            run = current
+        }
+    }
+
+    private mutating func close(_ current: Run, departed: Bool) {
+        guard current.lastInside - current.start >= rule.minimum else { return }
+        let centre = current.centre
+        parks.append(
+            ParkingFigures.Park(
+                start: current.start, departure: departed ? current.lastInside : nil, seenAfter: current.seen?.seconds,
+                seenAfterMetres: current.seen?.metres))
+        // A departure not seen yet waits for the next location beyond the circle (the one before it, if any, is
+        // never seen now).
+        awaiting =
+            departed && current.seen == nil
+            ? (parks.count - 1, centre.latitude, centre.longitude, current.metresSinceInside) : nil
+    }
+
+    /// The parks, the track having ended at `end`.
+    mutating func finish(at end: Double) -> [ParkingFigures.Park] {
+        if let current = run {
+            run = nil
+            close(current, departed: false)
+        }
+        return parks
+    }
+
+    /// Parked stretches for charging: each park to its departure, or to `end`.
+    static func stretches(_ parks: [ParkingFigures.Park], end: Double) -> [(start: Double, end: Double)] {
+        parks.map { ($0.start, $0.departure ?? end) }
+    }
+
+    /// Wakes (a down interval followed by an up one) that began inside `stretches`; both lists in time order.
+    static func wakes(_ timeline: [ReceiverInterval], within stretches: [(start: Double, end: Double)]) -> Int {
+        var count = 0
+        var index = 0
+        for (before, after) in zip(timeline, timeline.dropFirst()) where before.state.isDown && !after.state.isDown {
+            while index < stretches.count, stretches[index].end < after.start { index += 1 }
+            if index < stretches.count, stretches[index].start <= after.start { count += 1 }
+        }
+        return count
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import GPSModel
+import Lodestar
+import Policy
+import Simulation
+import TestSupport
+import Testing
+
+/// A tracker's day made of the repository's recordings: a city drive, a night parked, a long drive, a day
+/// parked, another drive (`DayTimeline.track`). The figures that decide a battery (the day's charge against the
+/// oracle, what parks cost, how far the car went before its departure was seen, the worst staleness while
+/// driving) are evaluated for the car profile and held where they stand, so a change that makes them worse
+/// fails here. bench/day.sh prints the same figures for every built-in profile and other park lengths
+/// (`LODESTAR_DAY_PROFILES`, `LODESTAR_DAY_PARK_HOURS`).
+@Suite(.tags(.slow)) struct DayEvaluationTests {
+    /// The park lengths, in hours, after the first and the second drive.
+    static let parkHours: [Double] = {
+        let given = (ProcessInfo.processInfo.environment["LODESTAR_DAY_PARK_HOURS"] ?? "")
+            .split(separator: ",").compactMap { Double($0) }
+        return given.count == 2 ? given : [8, 12]
+    }()
+
+    static func day() throws -> TrueTrack {
+        try DayTimeline.track([
+            .drive("munich-urban-stopgo-31m.nmea"), .parked("stationary-netherlands-20m.nmea", hours: parkHours[0]),
+            .drive("garmin-drive-reno-tahoe-2h43m.nmea"), .parked("garmin-gps15h-static-12m.nmea", hours: parkHours[1]),
+            .drive("garmin-geko201-regensburg-drive-26m.nmea"),
+        ])
+    }
+
+    /// `name` is a built-in profile or a profile file (bench/day.sh's variants).
+    static func evaluate(_ name: String, on day: TrueTrack) throws -> Evaluation {
+        let profile = try ProfileStore.load(nameOrPath: name)
+        return Evaluator(setup: profile.simulationSetup, bound: profile.stalenessBound, name: profile.name)
+            .evaluate(day)
+    }
+
+    /// One line of figures, which bench/day.sh collects.
+    static func line(_ evaluation: Evaluation, profile: String) -> String {
+        let parking = evaluation.parking
+        func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? String(format: "%.2f", a / b) : "-" }
+        let latency = parking.departureLatency
+        func figures(_ values: [Double]?) -> String {
+            values.map { $0.map { String(format: "%.0f", $0) }.joined(separator: "/") } ?? "-"
+        }
+        return "day: \(profile) \(String(format: "%.1f", evaluation.policy.energyPercent)) % of always-on; "
+            + "energy/oracle day \(ratio(evaluation.policy.energy, evaluation.oracle.energy)), parked "
+            + "\(ratio(parking.energyParked, parking.oracleEnergyParked)) (\(String(format: "%.2f", parking.energyParked)) "
+            + "mAh against \(String(format: "%.2f", parking.oracleEnergyParked))), moving "
+            + "\(ratio(parking.energyMoving, parking.oracleEnergyMoving)); \(parking.parks.count) parks, "
+            + "\(String(format: "%.1f", parking.parkedSeconds / 3600)) h, "
+            + "\(String(format: "%.1f", parking.wakesPerParkedHour)) wakes per parked hour; departure seen after "
+            + "p50/p95/max \(figures(latency?.seconds)) s, \(figures(latency?.metres)) m, "
+            + "\(parking.unseenDepartures) unseen; staleness p95 \(String(format: "%.0f", evaluation.policy.staleness.p95)) m, "
+            + "max \(String(format: "%.0f", evaluation.policy.staleness.max)) m (bound \(Int(evaluation.bound)) m)"
+    }
+
+    /// The parks are found despite the stationary recordings' wander: the two parks of the day, each about as
+    /// long as it was made, and no departure in either (each stationary recording wanders over 100 m). The Reno
+    /// drive's own stands of a quarter and half an hour are parks too.
+    @Test func theDaysParksAreFoundDespiteTheWander() throws {
+        let day = try Self.day()
+        let evaluation = try Self.evaluate("car", on: day)
+        let parks = evaluation.parking.parks
+        let long = parks.filter { ($0.departure ?? day.last) - $0.start > 3600 }
+        #expect(long.count == 2, "\(parks)")
+        for (park, hours) in zip(long, Self.parkHours) {
+            let length = (park.departure ?? day.last) - park.start
+            // From the end of the drive (or the creep into the spot) to the last fix before the next drive.
+            #expect(abs(length - hours * 3600) < 600, "a park of \(length) s for \(hours) h")
+        }
+        #expect(parks.count - long.count == 2, "\(parks)")
+        #expect(parks.allSatisfy { $0.departure != nil && $0.seenAfter != nil })
+    }
+
+    /// The car profile's day, held where it stands: its charge against the oracle, over the day and parked,
+    /// how far the car went before a departure was seen, and the worst staleness. The figures it is held to
+    /// are the ones it has now, with a little room (docs/policy.md gives them and the goals).
+    @Test func theCarProfilesDayHoldsItsFigures() throws {
+        let day = try Self.day()
+        let profiles = (ProcessInfo.processInfo.environment["LODESTAR_DAY_PROFILES"] ?? "car")
+            .split(separator: " ").map(String.init)
+        for name in profiles where name != "car" { print(Self.line(try Self.evaluate(name, on: day), profile: name)) }
+        let car = try Self.evaluate("car", on: day)
+        print(Self.line(car, profile: "car"))
+        guard Self.parkHours == [8, 12] else { return }  // the bounds below are this day's
+        let parking = car.parking
+        // Measured: 2.28 for the day, 12.4 parked and 1.21 moving; departures seen after 76 m p50, 1,209 m max
+        // (the Reno recording starts at motorway speed, so its departure runs 20 m/s from the first second);
+        // the worst staleness 1,309 m, at that departure. The goals are 1.3x, 200 m and 3x the bound.
+        #expect(car.policy.energy <= 2.4 * car.oracle.energy, "day: \(car.policy.energy) mAh, oracle \(car.oracle.energy)")
+        #expect(parking.energyParked <= 13 * parking.oracleEnergyParked, "parked: \(parking.energyParked) mAh")
+        #expect(parking.energyMoving <= 1.3 * parking.oracleEnergyMoving, "moving: \(parking.energyMoving) mAh")
+        let latency = try #require(parking.departureLatency, "no departure was seen")
+        #expect(latency.metres[2] <= 1300, "departures seen after \(latency.metres) m")
+        #expect(parking.unseenDepartures == 0)
+        #expect(car.policy.staleness.max <= 1400, "max staleness \(car.policy.staleness.max) m")
+    }
+}

@@ -1,0 +1,97 @@
+@testable import Simulation
+import GPSModel
+import Testing
+
+/// Metres per degree on the equator (mean sphere).
+private let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
+
+/// A location `east` metres east and `north` metres north of (0, 0) at second `t`.
+private func at(_ t: Double, east: Double, north: Double = 0) -> Location {
+    Location(
+        timestamp: UTCTime(seconds: 1_796_000_000 + Int64(t)), latitude: north / metresPerDegree,
+        longitude: east / metresPerDegree, fixMode: .threeD)
+}
+
+/// `ParkRule`'s parks and departures on hand-made tracks: a park wanders, a departure goes for good.
+@Suite struct ParkFinderTests {
+    /// 20 minutes parked whose fixes wander up to 200 m (past the 100 m circle, within the 250 m it takes to
+    /// leave), then a drive east at 10 m/s; a location is given 30 s into the drive. One park, left at the last
+    /// fix within the circle, seen 30 s and 300 m later.
+    @Test func aWanderingParkIsOneParkAndItsDepartureIsTheLastFixInTheCircle() {
+        var finder = ParkFinder(rule: ParkRule())
+        for second in 0..<1200 {
+            // Every fifth minute a wander of 200 m north for a few seconds; otherwise within 20 m.
+            let north = second % 300 < 5 && second > 0 ? 200.0 : Double(second % 7) * 3
+            finder.truth(Double(second), at(Double(second), east: 0, north: north))
+        }
+        for second in 1200..<1300 {
+            let t = Double(second)
+            finder.truth(t, at(t, east: (t - 1199) * 10))
+            if second == 1229 { finder.delivered(t, at(t, east: (t - 1199) * 10)) }
+        }
+        let parks = finder.finish(at: 1299)
+        #expect(parks.count == 1, "\(parks)")
+        let park = parks[0]
+        #expect(park.start == 0)
+        // About 100 m east: the last fix within the circle, whose centre the wander moves a few metres north.
+        let departure = park.departure ?? 0
+        #expect((1207...1210).contains(departure), "\(park)")
+        #expect(park.seenAfter == 1229 - departure, "\(park)")
+        #expect(abs((park.seenAfterMetres ?? 0) - (1229 - departure) * 10) < 1, "\(park)")
+    }
+
+    /// A location given before the departure is confirmed (the car is 150 m out, not yet 250 m) dates the
+    /// sighting; one given inside the circle does not.
+    @Test func aLocationBeyondTheCircleSeenBeforeTheDepartureIsConfirmedCounts() {
+        var finder = ParkFinder(rule: ParkRule())
+        for second in 0..<700 { finder.truth(Double(second), at(Double(second), east: 0)) }
+        finder.delivered(699, at(699, east: 0))
+        for second in 700..<760 {
+            let t = Double(second)
+            finder.truth(t, at(t, east: (t - 699) * 5))
+            if second == 730 { finder.delivered(t, at(t, east: (t - 699) * 5)) }
+        }
+        let parks = finder.finish(at: 759)
+        #expect(parks.count == 1)
+        #expect(parks[0].departure == 719, "\(parks)")  // 100 m east
+        #expect(parks[0].seenAfter == 11, "\(parks)")
+        #expect(abs((parks[0].seenAfterMetres ?? 0) - 55) < 1, "\(parks)")
+    }
+
+    /// Standing 5 minutes is a stop, not a park; a track that ends parked has a park without a departure, and a
+    /// departure nobody was told of stays unseen.
+    @Test func shortStandsAreNotParksAndAnUnseenDepartureStaysUnseen() {
+        var finder = ParkFinder(rule: ParkRule())
+        var t = 0.0
+        for _ in 0..<300 { finder.truth(t, at(t, east: 0)); t += 1 }
+        for step in 1...60 { finder.truth(t, at(t, east: Double(step) * 15)); t += 1 }
+        let parkStart = t
+        for _ in 0..<900 { finder.truth(t, at(t, east: 900)); t += 1 }
+        for step in 1...60 { finder.truth(t, at(t, east: 900 + Double(step) * 15)); t += 1 }
+        for _ in 0..<900 { finder.truth(t, at(t, east: 1800)); t += 1 }
+        let parks = finder.finish(at: t - 1)
+        #expect(parks.count == 2, "\(parks)")
+        // The park starts with the approach's last fixes within the 250 m of the spot.
+        #expect(parks[0].start <= parkStart && parks[0].start >= parkStart - 20, "\(parks)")
+        #expect(parks[0].departure != nil && parks[0].seenAfter == nil)
+        #expect(parks[1].departure == nil)
+        let figures = ParkingFigures(
+            rule: ParkRule(), parks: parks, parkedSeconds: 0, energyParked: 0, energyMoving: 0, oracleEnergyParked: 0,
+            oracleEnergyMoving: 0, wakesWhileParked: 0)
+        #expect(figures.unseenDepartures == 1)
+        #expect(figures.departureLatency == nil)
+    }
+
+    /// Wakes are counted where the receiver comes up inside a parked stretch.
+    @Test func wakesAreCountedInsideParkedStretches() {
+        let timeline = [
+            ReceiverInterval(start: 0, end: 10, state: .tracking), ReceiverInterval(start: 10, end: 50, state: .standby),
+            ReceiverInterval(start: 50, end: 52, state: .acquiring), ReceiverInterval(start: 52, end: 200, state: .off),
+            ReceiverInterval(start: 200, end: 210, state: .tracking), ReceiverInterval(start: 210, end: 300, state: .off),
+            ReceiverInterval(start: 300, end: 301, state: .tracking),
+        ]
+        #expect(ParkFinder.wakes(timeline, within: [(0, 100), (250, 400)]) == 2)
+        #expect(ParkFinder.wakes(timeline, within: [(100, 250)]) == 1)
+        #expect(ParkFinder.wakes(timeline, within: []) == 0)
+    }
+}

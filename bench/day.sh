@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): a tracker's day made of the repository's recordings (DayEvaluationTests: the Munich
+# drive, parked N hours on the Netherlands static recording, the Reno drive, parked M hours on the GPS 15H's,
+# the Regensburg drive), evaluated for each profile: one line each with the day's energy against the oracle,
+# parked and moving apart, wakes per parked hour, how long and how far the car went before each departure was
+# seen (p50/p95/max over the parks, the Reno drive's own stands included), and staleness.
+#   bench/day.sh [--parks N,M]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
+#   (defaults: --parks 8,12 --parks 1,1, every built-in profile)
+# --probe adds, for each profile, a variant whose activity's probes go from FIRST to LONGEST seconds (growing by
+# GROWTH): the parked cost against the departure distance, the frontier of probing alone.
+#   e.g. bench/day.sh -p car --probe 15:60 --probe 30:300 --probe 60:900 --parks 8,12
+# Each day and profile takes about 15 s (the debug test build evaluates the baselines too).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup
+parks=()
+profiles=()
+probes=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --parks) parks+=("$2"); shift 2 ;;
+    -p) profiles+=("$2"); shift 2 ;;
+    --probe) probes+=("$2"); shift 2 ;;
+    *) echo "bench/day.sh: unknown argument $1" >&2; exit 64 ;;
+  esac
+done
+[ "${#parks[@]}" -gt 0 ] || parks=(8,12 1,1)
+swift build --build-tests >/dev/null
+lodestar="$(swift build --show-bin-path)/lodestar"
+[ "${#profiles[@]}" -gt 0 ] || mapfile -t profiles < <("$lodestar" profiles list | awk '{print $1}')
+variants=$(mktemp -d)
+trap 'rm -rf "$variants"' EXIT
+base=("${profiles[@]}")
+for probe in "${probes[@]}"; do
+  for profile in "${base[@]}"; do
+    "$lodestar" profiles show "$profile" | python3 bench/probe-variant.py "$probe" "$variants/$profile@$probe.json"
+    profiles+=("$variants/$profile@$probe.json")
+  done
+done
+for hours in "${parks[@]}"; do
+  echo "parked ${hours/,/ h and } h:"
+  LODESTAR_DAY_PARK_HOURS=$hours LODESTAR_DAY_PROFILES="${profiles[*]}" \
+    swift test --skip-build --filter 'DayEvaluationTests/theCarProfilesDayHoldsItsFigures' 2>&1 \
+    | grep -E "^day:|✘|Expectation failed" | sed -e "s|$variants/||" -e 's/\.json / /'
+done

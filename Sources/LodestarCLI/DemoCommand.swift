@@ -36,6 +36,7 @@ enum DemoCommand {
             .value(
                 "profile", "name|file",
                 help: "run this power profile against an emulated receiver that obeys its commands (car, bike, …)"),
+            BoardOption.declaration(default: defaultBoard), BoardOption.batteryDeclaration(requiresBoard: false),
         ] + WatchOptions.declarations,
         exitStatuses: [
             ExitStatusDeclaration(
@@ -54,11 +55,15 @@ enum DemoCommand {
 
     /// The emulator's pacing and gpsd's timeouts hold from a hundredth of real time to 10,000 times it.
     static let speedRange = 0.01...10_000.0
+    /// With --profile, the closing lines set the receiver's saving beside the whole system's on this board: a
+    /// Zero 2 W is the Pi most trackers on a battery run on.
+    static let defaultBoard = "zero2w"
 
     static func run(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
         let options = try WatchOptions(parsed)
         let speed = try SpeedOption.factor(parsed, in: speedRange) ?? speedRange.upperBound
         let capturePath = parsed.string("capture")
+        let system = try BoardOption.given(parsed, default: defaultBoard)
 
         var profile: Profile?
         if let profileName = parsed.string("profile") {
@@ -106,7 +111,7 @@ enum DemoCommand {
             }
             return PoweredDemo.run(
                 contents: contents, captureName: captureName, profile: profile, speed: speed, options: options,
-                context: context)
+                system: system, context: context)
         }
         let feedPlan: DemoFeed
         switch DemoFeed.plan(bytes, path: capturePath, context: context) {

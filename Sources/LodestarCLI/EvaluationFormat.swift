@@ -13,7 +13,8 @@ enum EvaluationFormat {
     }
 
     static func json(
-        _ evaluation: Evaluation, capture: String, profile: String, seenLive: FirstFixesSeenLive? = nil
+        _ evaluation: Evaluation, capture: String, profile: String, seenLive: FirstFixesSeenLive? = nil,
+        system: (board: BoardModel, batteryWh: Double?)? = nil
     ) -> String {
         var object = JSONObject()
         object.add("capture", string: capture)
@@ -72,6 +73,24 @@ enum EvaluationFormat {
         baselines.add("stopTimeout", json: run(evaluation.stopTimeout))
         object.add("baselines", json: baselines.closed)
         object.add("oracle", json: run(evaluation.oracle))
+        if let system {
+            let energy = systemEnergy(evaluation, board: system.board)
+            var figures = JSONObject()
+            figures.add("board", string: system.board.name)
+            figures.add("boardMilliamps", number: system.board.assumedDraw)
+            figures.add("boardIdleMeasured", bool: system.board.idle != nil)
+            figures.add("boardWh", number: round(energy.boardWh, 10000))
+            figures.add("receiverWh", number: round(energy.receiverWh, 10000))
+            figures.add("receiverAlwaysOnWh", number: round(energy.receiverAlwaysOnWh, 10000))
+            figures.add("percentOfAlwaysOn", number: round(energy.percentOfAlwaysOn, 10))
+            if let batteryWh = system.batteryWh {
+                let hours = energy.batteryHours(batteryWh)
+                figures.add("batteryWh", number: batteryWh)
+                figures.add("batteryHours", number: round(hours.run, 10))
+                figures.add("batteryHoursAlwaysOn", number: round(hours.alwaysOn, 10))
+            }
+            object.add("system", json: figures.closed)
+        }
         if let seenLive, !seenLive.isEmpty { object.add("firstFixesSeenLive", json: seenLive.json) }
         return object.line
     }
@@ -175,8 +194,33 @@ enum EvaluationFormat {
         return line
     }
 
+    /// The policy's run as the whole system's, on `board`.
+    static func systemEnergy(_ evaluation: Evaluation, board: BoardModel) -> SystemEnergy {
+        SystemEnergy(
+            board: board, seconds: evaluation.duration, receiver: evaluation.policy.energy,
+            alwaysOn: evaluation.alwaysOn.energy)
+    }
+
+    /// The line that sets the receiver's saving beside the whole system's (and a battery's hours).
+    static func systemLine(_ energy: SystemEnergy, batteryWh: Double?) -> String {
+        let board = energy.board
+        let draw = TextLine.fixed(board.assumedDraw, decimals: 0, width: 1)
+        var line =
+            "whole system on a \(board.title) (\(draw) mA at 5 V\(board.idle == nil ? ", its active figure: no idle measurement" : " idle")): "
+            + "\(TextLine.fixed(energy.percentOfAlwaysOn, decimals: 1, width: 1)) % of always-on, the receiver alone "
+            + "\(TextLine.fixed(energy.receiverPercentOfAlwaysOn, decimals: 1, width: 1)) %"
+        if let batteryWh {
+            let hours = energy.batteryHours(batteryWh)
+            line +=
+                "; a \(ParsedArguments.numberText(batteryWh)) Wh battery lasts \(TextLine.fixed(hours.run, decimals: 1, width: 1)) h "
+                + "(\(TextLine.fixed(hours.alwaysOn, decimals: 1, width: 1)) h with the receiver always on)"
+        }
+        return line
+    }
+
     static func table(
-        _ evaluation: Evaluation, capture: String, profile: String, seenLive: FirstFixesSeenLive? = nil
+        _ evaluation: Evaluation, capture: String, profile: String, seenLive: FirstFixesSeenLive? = nil,
+        system: (board: BoardModel, batteryWh: Double?)? = nil
     ) -> String {
         var lines: [String] = []
         let minutes = TextLine.fixed(evaluation.duration / 60, decimals: 1, width: 1)
@@ -223,6 +267,9 @@ enum EvaluationFormat {
                 "track error (batching): p50 \(TextLine.fixed(trackError.p50, decimals: 1, width: 1)) m, p95 "
                     + "\(TextLine.fixed(trackError.p95, decimals: 1, width: 1)) m, max "
                     + "\(TextLine.fixed(trackError.max, decimals: 1, width: 1)) m")
+        }
+        if let system {
+            lines.append(systemLine(systemEnergy(evaluation, board: system.board), batteryWh: system.batteryWh))
         }
         if let line = parkingLine(evaluation.parking) { lines.append(line) }
         for pause in evaluation.pauses {

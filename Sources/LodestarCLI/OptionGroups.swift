@@ -1,3 +1,4 @@
+import Simulation
 import GPSD
 import Policy
 
@@ -161,5 +162,39 @@ enum SpeedOption {
     /// The factor, or nil for `max`.
     static func factor(_ parsed: ParsedArguments, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
         parsed.value("speed") == "max" ? nil : try parsed.positiveNumber("speed", in: range)
+    }
+}
+
+/// `--board` and `--battery`: the whole system's figures beside the receiver's (replay --evaluate, demo).
+enum BoardOption {
+    static let declaration = declaration(default: nil)
+
+    /// `defaultValue`: the board assumed without the option (the demo's closing lines always give the system's
+    /// figures); nil, none unless asked.
+    static func declaration(default defaultValue: String?) -> OptionDeclaration {
+        OptionDeclaration.value(
+            "board", "name", choices: BoardModel.builtIn.map(\.name),
+            help: """
+                also give the whole system's figures: this board's draw at 5 V (docs/policy.md, 'The whole \
+                board', says where each figure comes from) with the receiver's, against the same board with the \
+                receiver always on
+                """, default: defaultValue)
+    }
+    static let batteryDeclaration = batteryDeclaration(requiresBoard: true)
+
+    /// `requiresBoard`: false where a board is assumed without --board.
+    static func batteryDeclaration(requiresBoard: Bool) -> OptionDeclaration {
+        OptionDeclaration.value(
+            "battery", "Wh", help: "how many hours a battery of this many watt-hours lasts on the board, and always on",
+            requires: requiresBoard ? "board" : nil)
+    }
+
+    /// The board named and the battery, nil without --board (the declaration's choices are checked by the parser).
+    static func given(_ parsed: ParsedArguments, default defaultValue: String? = nil) throws(UsageError) -> (
+        board: BoardModel, batteryWh: Double?
+    )? {
+        guard let name = parsed.string("board") ?? defaultValue else { return nil }
+        guard let board = BoardModel.named(name) else { throw UsageError(message: "no board is named '\(name)'") }
+        return (board, try parsed.positiveNumber("battery", in: 0.001...1_000_000))
     }
 }

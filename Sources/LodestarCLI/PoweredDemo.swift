@@ -18,7 +18,7 @@ import ReceiverEmulation
 enum PoweredDemo {
     static func run(
         contents: CaptureContents, captureName: String, profile: Profile, speed: Double, options: WatchOptions,
-        context: CommandContext
+        system: (board: BoardModel, batteryWh: Double?)?, context: CommandContext
     ) -> ExitCode {
         let personality: EmulatedReceiver.Personality
         switch profile.receiver.powerControl {
@@ -104,6 +104,10 @@ enum PoweredDemo {
             "lodestar demo: the receiver drew \(TextLine.fixed(drawn, decimals: 2, width: 1)) mAh over "
                 + "\(TextLine.fixed((end - start) / 60, decimals: 1, width: 1)) min; always on it would have drawn "
                 + "\(TextLine.fixed(alwaysOn, decimals: 2, width: 1)) mAh (\(TextLine.fixed(share, decimals: 0, width: 1)) %)")
+        if let system {
+            let energy = SystemEnergy(board: system.board, seconds: max(end - start, 0), receiver: drawn, alwaysOn: alwaysOn)
+            context.say("lodestar demo: " + EvaluationFormat.systemLine(energy, batteryWh: system.batteryWh))
+        }
         let estimate = service.estimatedCharge
         context.say(
             "lodestar demo: lodestar run estimated \(TextLine.fixed(estimate.charge, decimals: 2, width: 1)) mAh against "

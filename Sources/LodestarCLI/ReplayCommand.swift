@@ -64,6 +64,8 @@ enum ReplayCommand {
                     """,
                 requires: "profile"),
             .flag("json", help: "print the evaluation as one JSON object with every figure", requires: "evaluate"),
+            BoardOption.declaration,
+            BoardOption.batteryDeclaration,
             .value(
                 "report", "file",
                 help: "also write the evaluation as one self-contained HTML file (map, timeline, figures)",
@@ -97,6 +99,8 @@ enum ReplayCommand {
         let evaluationJSON = parsed.flags.contains("json")
         let reportPath = parsed.string("report")
         let speed = try SpeedOption.factor(parsed, in: speedRange)
+        let system = try BoardOption.given(parsed)
+        if system != nil, !evaluate { throw UsageError(message: "--board needs --evaluate") }
 
         var profile: Profile?
         if let profileName {
@@ -178,7 +182,7 @@ enum ReplayCommand {
         }
         if let profile, evaluate {
             return evaluateProfile(
-                stream, profile: profile, json: evaluationJSON, reportPath: reportPath, context: context)
+                stream, profile: profile, json: evaluationJSON, reportPath: reportPath, system: system, context: context)
         }
         if let profile {
             return simulate(stream, profile: profile, format: format, count: count, speed: speed, context: context)
@@ -279,7 +283,8 @@ enum ReplayCommand {
 
     /// `--evaluate`: the figures of the profile, the baselines and the oracle.
     private static func evaluateProfile(
-        _ stream: CaptureStream, profile: Profile, json: Bool, reportPath: String?, context: CommandContext
+        _ stream: CaptureStream, profile: Profile, json: Bool, reportPath: String?,
+        system: (board: BoardModel, batteryWh: Double?)?, context: CommandContext
     ) -> ExitCode {
         let path = stream.path
         let run = EvaluationRun(
@@ -316,8 +321,8 @@ enum ReplayCommand {
         }
         let text =
             json
-            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seen)
-            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seen)
+            ? EvaluationFormat.json(evaluation, capture: name, profile: profile.name, seenLive: seen, system: system)
+            : EvaluationFormat.table(evaluation, capture: name, profile: profile.name, seenLive: seen, system: system)
         return context.writeOutput(text, name: "lodestar replay") ? .success : .ioError
     }
 

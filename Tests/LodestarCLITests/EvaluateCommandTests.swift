@@ -36,4 +36,33 @@ import Testing
         let table = run(["replay", drive, "--profile", "car", "--evaluate"]).output
         #expect(table.contains("\nparked 2x, 0.8 h: "), "\(table)")
     }
+
+    /// `--board` sets the whole system beside the receiver: the board's watt-hours dwarf the receiver's, so the
+    /// system's share of always-on is far above the receiver's, and a battery's hours follow from it. Without
+    /// --evaluate the option is refused; a board that is not declared is refused with the ones that are.
+    @Test func evaluateWithABoardGivesTheWholeSystemsFigures() throws {
+        let drive = Fixtures.path("munich-urban-stopgo-31m.nmea")
+        let (code, json, error) = run(
+            ["replay", drive, "--profile", "car", "--evaluate", "--json", "--board", "pi4", "--battery", "10"])
+        #expect(code == 0, "\(error)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let system = try #require(object["system"] as? [String: Any], "no system in \(json)")
+        let policy = try #require(object["policy"] as? [String: Any])
+        let receiverPercent = try #require(policy["energyPercent"] as? Double)
+        let systemPercent = try #require(system["percentOfAlwaysOn"] as? Double)
+        #expect(system["board"] as? String == "pi4" && system["boardMilliamps"] as? Double == 320)
+        #expect(systemPercent > 90 && receiverPercent < 50, "system \(systemPercent) %, receiver \(receiverPercent) %")
+        let hours = try #require(system["batteryHours"] as? Double)
+        let alwaysOnHours = try #require(system["batteryHoursAlwaysOn"] as? Double)
+        let boardWh = try #require(system["boardWh"] as? Double)
+        let receiverWh = try #require(system["receiverWh"] as? Double)
+        let duration = try #require(object["duration"] as? Double)
+        #expect(abs(hours - 10 / ((boardWh + receiverWh) / (duration / 3600))) < 0.2, "\(system)")
+        #expect(hours > alwaysOnHours && hours < alwaysOnHours * 1.2, "\(system)")
+        let table = run(["replay", drive, "--profile", "car", "--evaluate", "--board", "pi5"]).output
+        #expect(table.contains("whole system on a Raspberry Pi 5 (800 mA at 5 V, its active figure: no idle measurement): "))
+        #expect(run(["replay", drive, "--board", "pi4"]).code == 64)
+        let (refused, _, words) = run(["replay", drive, "--profile", "car", "--evaluate", "--board", "pi9"])
+        #expect(refused == 64 && words.contains("zero2w|pi3a+|pi4|pi5"), "\(words)")
+    }
 }

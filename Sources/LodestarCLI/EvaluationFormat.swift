@@ -74,22 +74,9 @@ enum EvaluationFormat {
         object.add("baselines", json: baselines.closed)
         object.add("oracle", json: run(evaluation.oracle))
         if let system {
-            let energy = systemEnergy(evaluation, board: system.board)
-            var figures = JSONObject()
-            figures.add("board", string: system.board.name)
-            figures.add("boardMilliamps", number: system.board.assumedDraw)
-            figures.add("boardIdleMeasured", bool: system.board.idle != nil)
-            figures.add("boardWh", number: round(energy.boardWh, 10000))
-            figures.add("receiverWh", number: round(energy.receiverWh, 10000))
-            figures.add("receiverAlwaysOnWh", number: round(energy.receiverAlwaysOnWh, 10000))
-            figures.add("percentOfAlwaysOn", number: round(energy.percentOfAlwaysOn, 10))
-            if let batteryWh = system.batteryWh {
-                let hours = energy.batteryHours(batteryWh)
-                figures.add("batteryWh", number: batteryWh)
-                figures.add("batteryHours", number: round(hours.run, 10))
-                figures.add("batteryHoursAlwaysOn", number: round(hours.alwaysOn, 10))
-            }
-            object.add("system", json: figures.closed)
+            object.add(
+                "system",
+                json: JSONWriter.bytes(systemJSON(systemEnergy(evaluation, board: system.board), batteryWh: system.batteryWh)))
         }
         if let seenLive, !seenLive.isEmpty { object.add("firstFixesSeenLive", json: seenLive.json) }
         return object.line
@@ -199,6 +186,25 @@ enum EvaluationFormat {
         SystemEnergy(
             board: board, seconds: evaluation.duration, receiver: evaluation.policy.energy,
             alwaysOn: evaluation.alwaysOn.energy)
+    }
+
+    /// The whole system's figures as JSON (`replay --evaluate --json`, `status --json`).
+    static func systemJSON(_ energy: SystemEnergy, batteryWh: Double?) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("board", .string(energy.board.name)), ("boardMilliamps", .number(energy.board.assumedDraw)),
+            ("boardIdleMeasured", .bool(energy.board.idle != nil)), ("boardWh", .number(round(energy.boardWh, 10000))),
+            ("receiverWh", .number(round(energy.receiverWh, 10000))),
+            ("receiverAlwaysOnWh", .number(round(energy.receiverAlwaysOnWh, 10000))),
+            ("percentOfAlwaysOn", .number(round(energy.percentOfAlwaysOn, 10))),
+        ]
+        if let batteryWh {
+            let hours = energy.batteryHours(batteryWh)
+            members += [
+                ("batteryWh", .number(batteryWh)), ("batteryHours", .number(round(hours.run, 10))),
+                ("batteryHoursAlwaysOn", .number(round(hours.alwaysOn, 10))),
+            ]
+        }
+        return .object(members)
     }
 
     /// The line that sets the receiver's saving beside the whole system's (and a battery's hours).

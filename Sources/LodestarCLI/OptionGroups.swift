@@ -181,6 +181,8 @@ enum BoardOption {
                 """, default: defaultValue)
     }
     static let batteryDeclaration = batteryDeclaration(requiresBoard: true)
+    /// Watt-hours from a coin cell's to a car battery bank's.
+    static let batteryRange = 0.001...1_000_000.0
 
     /// `requiresBoard`: false where a board is assumed without --board.
     static func batteryDeclaration(requiresBoard: Bool) -> OptionDeclaration {
@@ -195,6 +197,6 @@ enum BoardOption {
     )? {
         guard let name = parsed.string("board") ?? defaultValue else { return nil }
         guard let board = BoardModel.named(name) else { throw UsageError(message: "no board is named '\(name)'") }
-        return (board, try parsed.positiveNumber("battery", in: 0.001...1_000_000))
+        return (board, try parsed.positiveNumber("battery", in: batteryRange))
     }
 }

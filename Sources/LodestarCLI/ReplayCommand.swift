@@ -309,7 +309,7 @@ enum ReplayCommand {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let seen = seenLive.result
         if let reportPath {
-            let html = EvaluationReport.html(evaluation, capture: name, profile: profile.name)
+            let html = EvaluationReport.html(evaluation, capture: name, profile: profile.name, system: system)
             do throws(SystemError) {
                 let writer = try CaptureFileWriter(path: reportPath, replacing: true)
                 try writer.write(Array(html.utf8))

@@ -2,6 +2,8 @@ import Daemon
 import GPSModel
 import JSON
 import Lodestar
+import Simulation
+import SystemInterface
 
 #if canImport(Glibc)
     import Glibc
@@ -16,12 +18,15 @@ enum StatusCommand {
             Reads the status file 'lodestar run' rewrites every few seconds in its runtime directory and prints
             the regime the receiver is in and why, the age of the last fix, the receiver and how it is powered,
             the fixes delivered, the estimated charge drawn since start against always-on, and the last error.
+            On a Raspberry Pi it knows (or with --board), the whole system's share of always-on follows the
+            receiver's: the board draws far more than the receiver.
             It also checks that the service's process is alive and that the status is fresh; a status not
             updated for three update intervals is flagged (the service may be hung).
             """,
         options: [
             .value("runtime-dir", "dir", help: "the service's runtime directory", default: DaemonConfiguration().runtimeDirectory),
             .flag("json", help: "print the status as one JSON object, with 'state' running, stale or stopped"),
+            BoardOption.declaration, BoardOption.batteryDeclaration(requiresBoard: false),
         ],
         exitStatuses: [
             ExitStatusDeclaration(.success, "the service is running (its status may be stale: it says so)"),
@@ -38,7 +43,9 @@ enum StatusCommand {
         case running, stale, stopped
     }
 
-    static func status(_ parsed: ParsedArguments, context: CommandContext) -> ExitCode {
+    static func status(_ parsed: ParsedArguments, context: CommandContext) throws(UsageError) -> ExitCode {
+        let battery = try parsed.positiveNumber("battery", in: BoardOption.batteryRange)
+        let system = (try BoardOption.given(parsed)?.board ?? thisBoard()).map { (board: $0, batteryWh: battery) }
         let file = StatusFile(runtimeDirectory: parsed.value("runtime-dir") ?? DaemonConfiguration().runtimeDirectory)
         let status: DaemonStatus
         do throws(DaemonFileError) {
@@ -64,14 +71,14 @@ enum StatusCommand {
             profile: try? ProfileStore.system.load(nameOrPath: status.profile), regime: status.regime)
         var text: String
         if parsed.flags.contains("json") {
-            var object = json(status, liveness: liveness, now: now)
+            var object = json(status, liveness: liveness, now: now, system: system)
             if let timeWarning, case .object(var members) = object {
                 members.insert(("timeConsumerWarning", .string(timeWarning)), at: 2)
                 object = .object(members)
             }
             text = JSONWriter.text(object)
         } else {
-            text = lines(status, liveness: liveness, now: now).joined(separator: "\n") + "\n"
+            text = lines(status, liveness: liveness, now: now, system: system).joined(separator: "\n") + "\n"
             if let timeWarning { text += timeWarning + "\n" }
         }
         guard context.writeOutput(text, name: "lodestar status") else { return .ioError }
@@ -85,7 +92,22 @@ enum StatusCommand {
         return now.interval(since: status.updated) > max(3 * status.updateInterval, 10) ? .stale : .running
     }
 
-    static func lines(_ status: DaemonStatus, liveness: Liveness, now: UTCTime) -> [String] {
+    /// The Raspberry Pi this runs on, from the device tree's model; nil on any other machine.
+    static func thisBoard() -> BoardModel? {
+        guard let bytes = try? readWholeFile("/proc/device-tree/model", limit: 256) else { return nil }
+        return BoardModel.detect(deviceTreeModel: String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self))
+    }
+
+    /// The service's charge since start as the whole system's on `board`.
+    static func systemEnergy(_ status: DaemonStatus, board: BoardModel) -> SystemEnergy {
+        SystemEnergy(
+            board: board, seconds: max(status.updated.interval(since: status.started), 0),
+            receiver: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours)
+    }
+
+    static func lines(
+        _ status: DaemonStatus, liveness: Liveness, now: UTCTime, system: (board: BoardModel, batteryWh: Double?)? = nil
+    ) -> [String] {
         var lines: [String] = []
         let age = now.interval(since: status.updated)
         switch liveness {
@@ -122,6 +144,9 @@ enum StatusCommand {
         lines.append(
             "energy since start: "
                 + EnergyLedger.summary(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours))
+        if let system {
+            lines.append(EvaluationFormat.systemLine(systemEnergy(status, board: system.board), batteryWh: system.batteryWh))
+        }
         if let store = status.store {
             var line = "store: \(store); \(status.storeDropped) unsent locations dropped when full"
             line += ", \(status.storeLost) lost (it could not write them)"
@@ -158,7 +183,9 @@ enum StatusCommand {
     }
 
     /// The status file's object, with what this command worked out: `state`, the status's age and the saving.
-    static func json(_ status: DaemonStatus, liveness: Liveness, now: UTCTime) -> JSONValue {
+    static func json(
+        _ status: DaemonStatus, liveness: Liveness, now: UTCTime, system: (board: BoardModel, batteryWh: Double?)? = nil
+    ) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [
             ("state", .string(liveness.rawValue)),
             ("statusAgeSeconds", .number((now.interval(since: status.updated) * 10).rounded() / 10)),
@@ -166,6 +193,10 @@ enum StatusCommand {
         let saving = EnergyLedger.saving(charge: status.chargeMilliampHours, alwaysOn: status.alwaysOnMilliampHours)
         if let saving {
             members.append(("savingPercent", .number((saving * 10).rounded() / 10)))
+        }
+        if let system {
+            members.append(
+                ("system", EvaluationFormat.systemJSON(systemEnergy(status, board: system.board), batteryWh: system.batteryWh)))
         }
         members.append(("status", StatusFile.value(status)))
         return .object(members)

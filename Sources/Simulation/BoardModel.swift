@@ -54,6 +54,16 @@ public struct BoardModel: Sendable, Equatable {
     ]
 
     public static func named(_ name: String) -> BoardModel? { builtIn.first { $0.name == name } }
+
+    /// The board a device tree's model string names (`/proc/device-tree/model`: "Raspberry Pi 4 Model B Rev
+    /// 1.4"), nil for any other.
+    public static func detect(deviceTreeModel model: String) -> BoardModel? {
+        let prefixes = [
+            ("Raspberry Pi Zero 2 W", "zero2w"), ("Raspberry Pi 3 Model A Plus", "pi3a+"),
+            ("Raspberry Pi 4 Model B", "pi4"), ("Raspberry Pi 5", "pi5"),
+        ]
+        return prefixes.first { model.hasPrefix($0.0) }.flatMap { named($0.1) }
+    }
 }
 
 /// A run's charge as the whole system's: the board and the receiver together, against the same board with

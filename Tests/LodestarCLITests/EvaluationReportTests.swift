@@ -110,6 +110,14 @@ private func externalReferences(_ html: String) -> [String] {
         #expect(html.contains("<table class=\"pauses\">"))
         // A 3-hour drive stays a reasonable file: the drawing is thinned to about a pixel.
         #expect(html.utf8.count < 400_000, "\(html.utf8.count) bytes for a 3-hour drive")
+        // Its two stands are parks, said as the table says them; the whole system only when a board is named.
+        #expect(html.contains("<li>parked 2x, 0.8 h: "), "no parks in the report")
+        #expect(!html.contains("whole system"))
+        let board = try #require(BoardModel.named("zero2w"))
+        let withBoard = EvaluationReport.html(
+            reno, capture: "garmin-drive-reno-tahoe-2h43m.nmea", profile: "car", system: (board, 20))
+        #expect(withBoard.contains("<li>whole system on a Raspberry Pi Zero 2 W (120 mA at 5 V idle): "))
+        #expect(withBoard.contains("a 20 Wh battery lasts "))
     }
 
     @Test func durationsLabelsMarkersAndColoursReadRight() throws {

@@ -85,6 +85,24 @@ private func deadProcessID() throws -> Int32 {
         #expect(!output.contains("warning"))
     }
 
+    /// On a board (named, or the Pi it runs on), the whole system's share follows the receiver's: an hour and a
+    /// half of a Zero 2 W's 120 mA at 5 V is 0.9 Wh beside the receiver's 0.0014, so the system is at 99.5 % of
+    /// always-on while the receiver is at 24 %.
+    @Test func aBoardAddsTheWholeSystemsShare() throws {
+        let runtime = try RuntimeDirectory()
+        try runtime.writeStatus(pid: getpid())
+        let (code, output, error) = run(["status", "--runtime-dir", runtime.path, "--board", "zero2w", "--battery", "5"])
+        #expect(code == 0, "\(error)")
+        #expect(
+            output.contains(
+                "\nwhole system on a Raspberry Pi Zero 2 W (120 mA at 5 V idle): 99.5 % of always-on, the receiver alone "
+                    + "24.3 %; a 5 Wh battery lasts 8.3 h (8.3 h with the receiver always on)\n"), "\(output)")
+        let (_, json, _) = run(["status", "--runtime-dir", runtime.path, "--board", "pi4", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let system = try #require(object["system"] as? [String: Any], "\(json)")
+        #expect(system["board"] as? String == "pi4" && system["percentOfAlwaysOn"] as? Double == 99.8, "\(system)")
+    }
+
     @Test func theStoreAndEachUploaderHaveALine() throws {
         let runtime = try RuntimeDirectory()
         try runtime.writeStatus(pid: getpid(), lastError: false)

@@ -28,4 +28,14 @@ import Testing
             #expect(board.idle.map { $0 < board.active } ?? true, "\(board.name)")
         }
     }
+
+    /// The device tree's model names the Pi the service runs on; other machines have none.
+    @Test func theBoardIsTheDeviceTreesModel() {
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi Zero 2 W Rev 1.0")?.name == "zero2w")
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 3 Model A Plus Rev 1.0")?.name == "pi3a+")
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 4 Model B Rev 1.4")?.name == "pi4")
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 5 Model B Rev 1.0")?.name == "pi5")
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 3 Model B Rev 1.2") == nil)
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi Compute Module 4 Rev 1.0") == nil)
+    }
 }

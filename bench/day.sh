@@ -4,11 +4,13 @@
 # the Regensburg drive), evaluated for each profile: one line each with the day's energy against the oracle,
 # parked and moving apart, wakes per parked hour, how long and how far the car went before each departure was
 # seen (p50/p95/max over the parks, the Reno drive's own stands included), and staleness.
-#   bench/day.sh [--parks N,M]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
+#   bench/day.sh [--parks N,M]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]... [--sensor L:M:F]...
 #   (defaults: --parks 8,12 --parks 1,1, every built-in profile)
 # --probe adds, for each profile, a variant whose activity's probes go from FIRST to LONGEST seconds (growing by
 # GROWTH): the parked cost against the departure distance, the frontier of probing alone.
 #   e.g. bench/day.sh -p car --probe 15:60 --probe 30:300 --probe 60:900 --parks 8,12
+# --sensor adds, for each profile, a run with a motion sensor modelled from the true track (policy.motion.sensor):
+# L seconds late, each firing missed with probability M, F false alarms an hour while parked.
 # Each day and profile takes about 15 s (the debug test build evaluates the baselines too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +18,13 @@ source scripts/setup
 parks=()
 profiles=()
 probes=()
+sensors=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --parks) parks+=("$2"); shift 2 ;;
     -p) profiles+=("$2"); shift 2 ;;
     --probe) probes+=("$2"); shift 2 ;;
+    --sensor) sensors+=("$2"); shift 2 ;;
     *) echo "bench/day.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -39,7 +43,7 @@ for probe in "${probes[@]}"; do
 done
 for hours in "${parks[@]}"; do
   echo "parked ${hours/,/ h and } h:"
-  LODESTAR_DAY_PARK_HOURS=$hours LODESTAR_DAY_PROFILES="${profiles[*]}" \
+  LODESTAR_DAY_PARK_HOURS=$hours LODESTAR_DAY_PROFILES="${profiles[*]}" LODESTAR_DAY_SENSORS="${sensors[*]}" \
     swift test --skip-build --filter 'DayEvaluationTests/theCarProfilesDayHoldsItsFigures' 2>&1 \
     | grep -E "^day:|✘|Expectation failed" | sed -e "s|$variants/||" -e 's/\.json / /'
 done

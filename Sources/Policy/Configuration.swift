@@ -284,6 +284,28 @@ public struct SignificantChangeRule: Sendable, Hashable {
 /// that is longer than a wake costs, the receiver goes down and wakes one time to first fix early, so the
 /// next fix arrives about when the bound could have been crossed. Off by default: with it
 /// on, "continuous" levels are continuous only when the device moves too fast for a nap to pay.
+/// What a pause does with a motion sensor (a vibration switch, an accelerometer's interrupt, an ignition line:
+/// `motionHint`). Parked means down until a hint, with probes only as a fallback for a sensor gone silent;
+/// a hint is not taken as truth: it wakes the receiver for a probe, and only a probe that shows movement
+/// resumes (docs/contract.md §4, "Motion hint").
+public struct MotionRule: Sendable, Hashable {
+    /// A sensor sends `motionHint`s. Without one, a hint (the application's own) resumes a pause at once.
+    public var sensor = false
+    /// Seconds between probes while paused: the fallback in case the sensor fails.
+    public var fallbackProbeInterval: Double = 1800
+    /// Seconds hints are ignored after a hint's probe found the device still (a truck going by, a door shut):
+    /// doubling with each such false alarm in a pause, up to `fallbackProbeInterval`.
+    public var falseAlarmQuiet: Double = 60
+
+    public init() {}
+
+    public init(sensor: Bool, fallbackProbeInterval: Double = 1800, falseAlarmQuiet: Double = 60) {
+        self.sensor = sensor
+        self.fallbackProbeInterval = fallbackProbeInterval
+        self.falseAlarmQuiet = falseAlarmQuiet
+    }
+}
+
 public struct PredictionRule: Sendable, Hashable {
     /// The bound used when `bound` is nil and nothing fills it in (a profile fills in its staleness bound).
     public static let defaultBound = 100.0
@@ -350,6 +372,8 @@ public struct PolicyConfiguration: Sendable, Hashable {
     public var reducedGridSize: Double = 2000
     /// Predictive sleep while tracking; off by default.
     public var prediction = PredictionRule()
+    /// A motion sensor's hints while paused; no sensor by default.
+    public var motion = MotionRule()
 
     public init() {}
 

@@ -287,6 +287,13 @@ extension PolicyConfiguration {
                 "prediction.maximumSleep", .required(\.prediction.maximumSleep), .seconds, 1...3600,
                 atLeast: ("minimumSleep", \.prediction.minimumSleep),
                 meaning: "the longest nap: how late an unforeseen start is seen"),
+            ConfigurationNumber(
+                "motion.fallbackProbeInterval", .required(\.motion.fallbackProbeInterval), .seconds, 60...86_400,
+                meaning: "with a motion sensor, seconds between probes while paused: the fallback for a silent sensor"),
+            ConfigurationNumber(
+                "motion.falseAlarmQuiet", .required(\.motion.falseAlarmQuiet), .seconds, 1...86_400,
+                meaning: "hints ignored this long after a hint's probe found the device still (doubling, up to the "
+                    + "fallback interval)"),
         ]
         return numbers
     }

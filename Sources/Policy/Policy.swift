@@ -182,6 +182,8 @@ public struct Policy: Sendable {
         /// (`coldRetry`): they come off the wait before the next probe if it fails, keeping the cadence.
         var wait = 0.0
         var extraWait = 0.0
+        /// With a motion sensor: this probe was woken by a hint.
+        var byHint = false
     }
 
     struct Updates: Sendable {
@@ -205,6 +207,8 @@ public struct Policy: Sendable {
         /// Seconds the current wake (nap or duty cycle) waits beyond the usual for a cold start (`coldRetry`);
         /// they come off the sleep after it if it fails, so the series' cadence stays as it was.
         var wakeExtra = 0.0
+        /// With a motion sensor: the hints that proved false, kept across pauses (a false resume ends one).
+        var hints = HintQuiet()
     }
 
     var stationaryRule: StationaryRule? {
@@ -334,6 +338,7 @@ public struct Policy: Sendable {
                     : "probe fix moving at \(Words.speed(speed)), \(Words.distance(distance)) from anchor"
                 emit(.resumed, detail)
                 reason = detail
+                if pause.byHint { state.hints.resumed = (now, pause.anchor) }
                 state.phase = .tracking
                 state.detector.reset()
                 _ = state.detector.observe(
@@ -350,10 +355,10 @@ public struct Policy: Sendable {
                 pause.probing = false
                 pause.confirming = false
                 pause.failures = 0
-                pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+                let hint = stillAfterProbe(&pause, &state.hints, rule: rule, now: now)
                 schedule(.probe, at: now + pause.probeInterval)
                 reason =
-                    "probe fix \(Words.distance(distance)) from anchor, still stationary; next probe in \(Words.duration(pause.probeInterval))"
+                    "probe fix \(Words.distance(distance)) from anchor, still stationary\(hint); next probe in \(Words.duration(pause.probeInterval))"
                 state.phase = .paused(pause)
             }
         }
@@ -430,9 +435,18 @@ public struct Policy: Sendable {
         reason = detail
         // Nothing held sits through a pause: the application gets what there is before going quiet.
         flushDeferral()
+        if let resumed = state.hints.resumed {
+            state.hints.resumed = nil
+            if falseResume(resumed, anchor: anchor, rule: rule, now: now) {
+                var pause = Pause(anchor: anchor, since: now, probeInterval: 0, probing: false, byHint: true)
+                _ = falseAlarm(&pause, &state.hints, now: now)
+            }
+        }
         if state.configuration.autoResume {
-            state.phase = .paused(Pause(anchor: anchor, since: now, probeInterval: rule.probeInterval, probing: false))
-            schedule(.probe, at: now + rule.probeInterval)
+            // With a motion sensor the probes are only the fallback for a sensor gone silent.
+            let interval = configuration.motion.sensor ? configuration.motion.fallbackProbeInterval : rule.probeInterval
+            state.phase = .paused(Pause(anchor: anchor, since: now, probeInterval: interval, probing: false))
+            schedule(.probe, at: now + interval)
         } else {
             state.phase = .pausedUntilRestart(anchor: anchor)
         }
@@ -441,6 +455,17 @@ public struct Policy: Sendable {
     mutating func motionHint(now: Instant) {
         guard var state = updates else { return }
         switch state.phase {
+        case .paused(var pause) where configuration.motion.sensor:
+            // A hint is not truth: it wakes a probe, and the probe's fix decides. Ignored while a probe runs
+            // and for a while after hints that found the device still.
+            guard !pause.probing, state.hints.until.map({ now >= $0 }) ?? true else { break }
+            pause.byHint = true
+            state.phase = .paused(pause)
+            updates = state
+            cancelTimer(.probe)
+            probeDue(now: now)
+            reason = "motion hint: probing for departure"
+            return
         case .paused:
             cancelTimer(.probe)
             cancelTimer(.probeTimeout)
@@ -449,6 +474,11 @@ public struct Policy: Sendable {
             state.phase = .tracking
             state.detector.reset()
             state.warmUpStart = now
+        case .tracking where configuration.motion.sensor, .napping where configuration.motion.sensor:
+            // A sensor's hints wake a pause; while up, the fixes decide. Restarting the window at each hint
+            // kept a receiver whose sensor fires all the time (an idling engine, a faulty switch) from ever
+            // pausing.
+            break
         case .tracking, .napping:
             // Movement the fixes may not show yet (smooth, slow): start the stationary window again rather
             // than pause during it (the "deaf period" of Tracelet#85). A nap already assumes movement.
@@ -578,11 +608,11 @@ public struct Policy: Sendable {
             pause.probing = false
             pause.confirming = false
             pause.failures = 0
-            pause.probeInterval = min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
+            let hint = stillAfterProbe(&pause, &state.hints, rule: rule, now: now)
             state.phase = .paused(pause)
             updates = state
             schedule(.probe, at: now + pause.probeInterval)
-            reason = "no fix confirmed the probe's movement; next probe in \(Words.duration(pause.probeInterval))"
+            reason = "no fix confirmed the probe's movement\(hint); next probe in \(Words.duration(pause.probeInterval))"
             return
         }
         let waited = pause.wait
@@ -595,11 +625,14 @@ public struct Policy: Sendable {
             pause.probeInterval = max(
                 min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval),
                 backoff(base: rule.probeInterval, failures: pause.failures))
+            if configuration.motion.sensor { pause.probeInterval = configuration.motion.fallbackProbeInterval }
         }
+        // A hint's probe without a fix shows no movement either: it counts as a false alarm.
+        let hint = falseAlarm(&pause, &state.hints, now: now)
         state.phase = .paused(pause)
         updates = state
         acquisitionFailed(
-            "probe found no fix within \(Words.duration(waited)) (\(failureWords(pause.failures))); next probe in \(Words.duration(pause.probeInterval))",
+            "probe found no fix within \(Words.duration(waited)) (\(failureWords(pause.failures)))\(hint); next probe in \(Words.duration(pause.probeInterval))",
             retry: .probe, at: now + max(pause.probeInterval - extra, 0))
     }
 }

@@ -12,6 +12,9 @@ public struct SimulationSetup: Sendable {
     public var significantChange: Bool
     public var policy: PolicyConfiguration
     public var receiver: ReceiverModel
+    /// A motion sensor modelled from the true track, which sends the policy `motionHint`s; nil for none. The
+    /// policy treats hints as a sensor's only with `policy.motion.sensor`.
+    public var motionSensor: MotionSensorModel?
 
     /// `allowDeferredUpdates(untilTraveled:timeout:)`'s arguments (a profile's `deferred`); nil is Core
     /// Location's "unlimited".
@@ -257,14 +260,17 @@ public final class SimulationRun {
     public var assembler = LocationAssembler(origin: .replay)
     private var driver: PolicyDriver
     private var receiver: SimulatedReceiver?
+    private var motionSensor: MotionSensor?
     private var summary = SimulationSummary()
     private var lastInputT: Double?
+    private var lastHintT: Double?
     private var timelineTaken = false
     private var output: (SimulationOutput) -> Void = { _ in }
 
     public init(setup: SimulationSetup) {
         self.setup = setup
         driver = PolicyDriver(configuration: setup.policy, receiver: setup.receiver)
+        motionSensor = setup.motionSensor.map(MotionSensor.init)
     }
 
     /// Fixes handed to the policy so far (the simulated receiver was up and past its time to first fix).
@@ -299,10 +305,18 @@ public final class SimulationRun {
         if case .fix = input { summary.trueFixes += 1 }
         lastInputT = t
         summary.lastT = t
+        // The sensor's hints due by now, each at its instant, with the timers due before it.
+        for hint in motionSensor?.take(until: t) ?? [] {
+            let at = Instant(seconds: max(hint, lastHintT ?? hint))
+            driver.advance(to: at, perform: perform)
+            driver.handle(.motionHint, at: at, perform: perform)
+            lastHintT = at.seconds
+        }
         // Timers first: a wake due by now may bring the receiver up for this fix.
         driver.advance(to: now, perform: perform)
         switch input {
         case .fix(let location):
+            motionSensor?.observe(t, location)
             if receiver?.producesFix(at: t) ?? false {
                 summary.producedFixes += 1
                 driver.handle(.fix(location), at: now, perform: perform)

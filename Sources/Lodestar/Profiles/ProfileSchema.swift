@@ -146,14 +146,19 @@ package enum ProfileSchema {
                         + "(must be one the receiver supports)")
             ]
         let policyKeys: [ProfileKey] =
-            policy.filter { !$0.key.hasPrefix("policy.prediction.") }.map {
+            policy.filter { !$0.key.hasPrefix("policy.prediction.") && !$0.key.hasPrefix("policy.motion.") }.map {
                 ProfileKey($0.key, .number($0), meaning: $0.meaning)
             } + [
                 ProfileKey(
                     "policy.prediction.enabled", .flag(\.policy.prediction.enabled),
                     meaning: "nap between fixes while tracking "
                         + "([policy.md](policy.md#predictive-naps-prediction-off-by-default))")
-            ] + numbers(policy, under: "policy.prediction")
+            ] + numbers(policy, under: "policy.prediction") + [
+                ProfileKey(
+                    "policy.motion.sensor", .flag(\.policy.motion.sensor),
+                    meaning: "a motion sensor sends hints: paused means down until one, a hint wakes a probe "
+                        + "([policy.md](policy.md#motion-hints))")
+            ] + numbers(policy, under: "policy.motion")
         let receiverKeys: [ProfileKey] =
             [
                 ProfileKey(

@@ -1,0 +1,80 @@
+import GPSModel
+import Policy
+
+/// A motion sensor modelled from the true track, for evaluating a policy with one (`MotionRule.sensor`): a
+/// vibration switch or an accelerometer's interrupt that fires while the vehicle moves, late by `latency`,
+/// missing some of its firings and firing now and then while nothing moves. Deterministic: its draws come from
+/// a generator seeded by `seed`.
+public struct MotionSensorModel: Sendable, Hashable {
+    /// Seconds from the motion to the hint.
+    public var latency: Double
+    /// The chance that a firing is lost (0: a perfect sensor; 1: a dead one, which only the fallback probes cover).
+    public var missProbability: Double
+    /// Firings per hour while the vehicle stands (a truck going by, a door shut).
+    public var falseAlarmsPerHour: Double
+    /// While the vehicle moves, the sensor fires again this often (a vibration goes on).
+    public var repeatInterval: Double
+    public var seed: UInt64
+
+    /// The true speed, in m/s, above which the vehicle moves, held for `movingFixes` true fixes in a row (one
+    /// fast fix is a stationary receiver's noise as often as not).
+    public static let movingSpeed = 1.5
+    public static let movingFixes = 3
+
+    public init(
+        latency: Double = 2, missProbability: Double = 0, falseAlarmsPerHour: Double = 0, repeatInterval: Double = 30,
+        seed: UInt64 = 1
+    ) {
+        self.latency = latency
+        self.missProbability = missProbability
+        self.falseAlarmsPerHour = falseAlarmsPerHour
+        self.repeatInterval = repeatInterval
+        self.seed = seed
+    }
+}
+
+/// `MotionSensorModel` fed the true track one fix at a time: the hints it gives, each due at an instant.
+struct MotionSensor: Sendable {
+    let model: MotionSensorModel
+    private var random: SplitMix64
+    private var previous: (t: Double, location: Location)?
+    private var movingRun = 0
+    private var lastFiring = -Double.infinity
+    /// Hints not yet handed over, in time order.
+    private(set) var due: [Double] = []
+
+    init(model: MotionSensorModel) {
+        self.model = model
+        random = SplitMix64(seed: model.seed)
+    }
+
+    /// A true fix at `t`.
+    mutating func observe(_ t: Double, _ location: Location) {
+        defer { previous = (t, location) }
+        guard let previous, t > previous.t else { return }
+        let speed =
+            location.speed ?? Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
+        movingRun = speed > MotionSensorModel.movingSpeed ? movingRun + 1 : 0
+        if movingRun >= MotionSensorModel.movingFixes {
+            if t - lastFiring >= model.repeatInterval {
+                lastFiring = t
+                fire(at: t)
+            }
+        } else if model.falseAlarmsPerHour > 0, random.unit() < model.falseAlarmsPerHour * (t - previous.t) / 3600 {
+            fire(at: t)
+        }
+    }
+
+    private mutating func fire(at t: Double) {
+        // A miss is drawn for every firing, so the same seed gives the same hints with or without false alarms.
+        let missed = random.unit() < model.missProbability
+        if !missed { due.append(t + model.latency) }
+    }
+
+    /// The hints due by `t`, taken.
+    mutating func take(until t: Double) -> [Double] {
+        let count = due.prefix { $0 <= t }.count
+        defer { due.removeFirst(count) }
+        return Array(due.prefix(count))
+    }
+}

@@ -1,0 +1,117 @@
+import GPSModel
+import Policy
+import TestSupport
+import Testing
+
+/// docs/contract.md §4, "Motion hint", with a sensor (`MotionRule.sensor`): parked is down until a hint, a hint
+/// wakes a probe and only the probe's fix resumes, false alarms quiet the hints, the fallback probes still find
+/// a departure the sensor missed.
+@Suite struct MotionSensorTests {
+    static var configuration: PolicyConfiguration {
+        var configuration = PolicyConfiguration()
+        configuration.motion = MotionRule(sensor: true, fallbackProbeInterval: 1800, falseAlarmQuiet: 60)
+        return configuration
+    }
+
+    /// Paused after fitness' 2 min window: with a sensor the first probe is the fallback's, half an hour later.
+    static func paused() -> Harness {
+        var harness = Harness(configuration: configuration)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.stationary(from: 0, to: 120)
+        return harness
+    }
+
+    @Test func pausedWithASensorProbesOnlyAtTheFallbackInterval() {
+        var harness = Self.paused()
+        #expect(harness.policy.isPaused)
+        #expect(harness.timers[.probe] == 1920)
+        #expect(harness.advance(to: 1919).regimes.isEmpty)
+        let probe = harness.advance(to: 1920)
+        #expect(probe.regimes == [.continuous])
+        // Still where it stood: down again, the next probe another half hour on.
+        let still = harness.fix(makeFix(t: 1922, east: 2), at: 1922)
+        #expect(still.regimes.count == 1 && still.regimes[0] < .powerSave)
+        #expect(harness.timers[.probe] == Instant(seconds: 1922 + 1800))
+    }
+
+    /// A hint wakes a probe at once; a probe fix away from the anchor resumes (the departure seen within the
+    /// probe's first fix), and the hint alone resumes nothing.
+    @Test func aHintWakesAProbeAndTheProbesFixResumes() {
+        var harness = Self.paused()
+        let hint = harness.send(.motionHint, at: 300)
+        #expect(hint.eventNames.isEmpty, "a hint is not a departure")
+        #expect(hint.regimes == [.continuous])
+        #expect(hint.contains(.cancel(.probe)))
+        #expect(harness.timers[.probeTimeout] != nil)
+        let moved = harness.fix(makeFix(t: 302, east: 60, speed: 8), at: 302)
+        #expect(moved.eventNames == ["resumed"])
+        #expect(moved.delivered.count == 1)
+    }
+
+    /// A hint whose probe finds the device still is a false alarm: down again, hints ignored for 60 s, then
+    /// 120 s after the next false alarm; the fallback schedule stays.
+    @Test func falseAlarmsQuietTheHintsLongerEachTime() throws {
+        var harness = Self.paused()
+        harness.send(.motionHint, at: 300)
+        let still = harness.fix(makeFix(t: 302, east: 3), at: 302)
+        #expect(still.eventNames.isEmpty)
+        #expect(still.regimes.count == 1 && still.regimes[0] < .powerSave)
+        let reason = try #require(still.regimeReasons.first)
+        #expect(reason.contains("after a motion hint (false alarm 1; hints ignored for 1 min)"), "\(reason)")
+        #expect(harness.timers[.probe] == Instant(seconds: 302 + 1800))
+        // Within the quiet minute: ignored.
+        #expect(harness.send(.motionHint, at: 350).regimes.isEmpty)
+        // After it: a probe again, and a second false alarm quiets for 2 min.
+        #expect(harness.send(.motionHint, at: 363).regimes == [.continuous])
+        let second = harness.fix(makeFix(t: 365, east: 1), at: 365)
+        #expect(try #require(second.regimeReasons.first).contains("false alarm 2; hints ignored for 2 min"))
+        #expect(harness.send(.motionHint, at: 480).regimes.isEmpty)
+        #expect(harness.send(.motionHint, at: 486).regimes == [.continuous])
+    }
+
+    /// A sensor that fires every second: the false alarms double the quiet up to the fallback interval, so an
+    /// hour parked costs a handful of probes, not thousands.
+    @Test func aSensorThatAlwaysFiresCostsAFewProbes() {
+        var harness = Self.paused()
+        var probes = 0
+        for second in 121...3720 {
+            let t = Double(second)
+            probes += harness.send(.motionHint, at: t).regimes.filter { $0 == .continuous }.count
+            probes += harness.advance(to: t).regimes.filter { $0 == .continuous }.count
+            if harness.timers[.probeTimeout] != nil { harness.fix(makeFix(t: t, east: 2), at: t) }
+        }
+        #expect(harness.policy.isPaused)
+        // Quiet 1, 2, 4, 8, 16 min, then 30 min twice: eight probes in the hour.
+        #expect(probes <= 9, "\(probes) probes in an hour of hints")
+        #expect(probes >= 5, "\(probes) probes in an hour of hints")
+    }
+
+    /// A sensor that never fires: the fallback probe still finds the departure, at most one fallback interval
+    /// after it.
+    @Test func aSilentSensorsDepartureIsFoundByTheFallbackProbe() {
+        var harness = Self.paused()
+        harness.advance(to: 1000)
+        // The car left at 1000 s and nothing said so; the probe at 1920 s sees it 9 km on.
+        harness.advance(to: 1920)
+        let found = harness.fix(makeFix(t: 1922, east: 9000, speed: 10), at: 1922)
+        #expect(found.eventNames == ["resumed"])
+    }
+
+    /// Without a sensor a hint (the application's own, `LocationManager.motionHint()`) still resumes at once.
+    @Test func withoutASensorAHintResumesAtOnce() {
+        var harness = Harness()
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.stationary(from: 0, to: 120)
+        #expect(harness.send(.motionHint, at: 125).eventNames == ["resumed"])
+    }
+
+    /// With a sensor, a hint while tracking changes nothing: the fixes decide when the device is still, so a
+    /// sensor that fires all the time (an idling engine) does not keep it from pausing.
+    @Test func withASensorAHintWhileTrackingDoesNotRestartTheWindow() {
+        var harness = Harness(configuration: Self.configuration)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.stationary(from: 0, to: 100)
+        harness.send(.motionHint, at: 100.5)
+        #expect(harness.stationary(from: 101, to: 120).eventNames == ["paused"])
+    }
+}

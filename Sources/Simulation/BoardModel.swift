@@ -72,19 +72,18 @@ public struct SystemEnergy: Sendable, Equatable {
     public var board: BoardModel
     /// Seconds the run lasted.
     public var seconds: Double
-    /// Watt-hours: the board alone, the receiver as the run drove it, and the receiver always on.
-    public var boardWh: Double
-    public var receiverWh: Double
-    public var receiverAlwaysOnWh: Double
+    /// mAh at the receiver's supply: as the run drove it, and always on.
+    public var receiver: Double
+    public var receiverAlwaysOn: Double
 
-    /// `receiver` and `alwaysOn` in mAh at the receiver's supply, over `seconds`.
     public init(board: BoardModel, seconds: Double, receiver: Double, alwaysOn: Double) {
-        self.board = board
-        self.seconds = seconds
-        boardWh = board.assumedDraw * BoardModel.volts * seconds / 3600 / 1000
-        receiverWh = receiver * BoardModel.receiverVolts / 1000
-        receiverAlwaysOnWh = alwaysOn * BoardModel.receiverVolts / 1000
+        (self.board, self.seconds, self.receiver, receiverAlwaysOn) = (board, seconds, receiver, alwaysOn)
     }
+
+    /// Watt-hours: the board alone over the run, the receiver as the run drove it, and the receiver always on.
+    public var boardWh: Double { board.assumedDraw * BoardModel.volts * seconds / 3600 / 1000 }
+    public var receiverWh: Double { receiver * BoardModel.receiverVolts / 1000 }
+    public var receiverAlwaysOnWh: Double { receiverAlwaysOn * BoardModel.receiverVolts / 1000 }
 
     public var totalWh: Double { boardWh + receiverWh }
     public var alwaysOnWh: Double { boardWh + receiverAlwaysOnWh }

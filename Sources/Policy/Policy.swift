@@ -437,10 +437,7 @@ public struct Policy: Sendable {
         flushDeferral()
         if let resumed = state.hints.resumed {
             state.hints.resumed = nil
-            if falseResume(resumed, anchor: anchor, rule: rule, now: now) {
-                var pause = Pause(anchor: anchor, since: now, probeInterval: 0, probing: false, byHint: true)
-                _ = falseAlarm(&pause, &state.hints, now: now)
-            }
+            if falseResume(resumed, anchor: anchor, rule: rule, now: now) { _ = quietHints(&state.hints, now: now) }
         }
         if state.configuration.autoResume {
             // With a motion sensor the probes are only the fallback for a sensor gone silent.

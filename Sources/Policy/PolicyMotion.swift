@@ -36,6 +36,11 @@ extension Policy {
     mutating func falseAlarm(_ pause: inout Pause, _ hints: inout HintQuiet, now: Instant) -> String {
         guard pause.byHint else { return "" }
         pause.byHint = false
+        return quietHints(&hints, now: now)
+    }
+
+    /// Counts a false alarm and quiets the hints (as `falseAlarm` says); the words for the reason.
+    mutating func quietHints(_ hints: inout HintQuiet, now: Instant) -> String {
         let motion = configuration.motion
         if let until = hints.until, now - until > hints.quiet { hints.falseAlarms = 0 }
         let quiet = min(motion.falseAlarmQuiet * Double(1 << min(hints.falseAlarms, 30)), motion.fallbackProbeInterval)

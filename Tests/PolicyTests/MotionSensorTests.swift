@@ -114,4 +114,18 @@ import Testing
         harness.send(.motionHint, at: 100.5)
         #expect(harness.stationary(from: 101, to: 120).eventNames == ["paused"])
     }
+
+    /// A parked receiver's wander can take a hint's probe for a departure: when the device pauses again soon
+    /// after and near where it stood, the hint counts as a false alarm and the next hints are quiet.
+    @Test func aPauseRightAfterAHintsResumeMakesTheHintFalse() {
+        var harness = Self.paused()
+        harness.send(.motionHint, at: 300)
+        // The probe's fix lands 40 m off (the wander), out of fitness' 25 m radius: resumed.
+        #expect(harness.fix(makeFix(t: 302, east: 40), at: 302).eventNames == ["resumed"])
+        // Still there for fitness' 2 min window: paused again, 40 m from the first anchor.
+        #expect(harness.stationary(from: 303, to: 425, east: 40).eventNames == ["paused"])
+        // A hint a few seconds later is ignored: the quiet minute after a false alarm.
+        #expect(harness.send(.motionHint, at: 430).regimes.isEmpty)
+        #expect(harness.send(.motionHint, at: 490).regimes == [.continuous])
+    }
 }

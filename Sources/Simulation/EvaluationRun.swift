@@ -194,7 +194,7 @@ public final class EvaluationRun {
         let stopFigures = figures("stop-timeout", stopTimeoutRun.meter)
         oracleRun.finish(at: last, stretches: stretches)
         let oracle = figures("oracle", oracleRun.meter)
-        let parks = parkFinder.finish(at: last)
+        let parks = parkFinder.finish()
         let parked = ParkFinder.stretches(parks, end: last)
         let energyParked = EvaluationMath.energyWhileStopped(policyTimeline, model: model, stopped: parked)
         let oracleParked = EvaluationMath.energyWhileStopped(oracleRun.meter.timeline, model: model, stopped: parked)

@@ -161,8 +161,8 @@ struct ParkFinder: Sendable {
             ? (parks.count - 1, centre.latitude, centre.longitude, current.metresSinceInside) : nil
     }
 
-    /// The parks, the track having ended at `end`.
-    mutating func finish(at end: Double) -> [ParkingFigures.Park] {
+    /// The parks, the track having ended: a park still open has no departure.
+    mutating func finish() -> [ParkingFigures.Park] {
         if let current = run {
             run = nil
             close(current, departed: false)

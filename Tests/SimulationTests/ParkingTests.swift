@@ -29,7 +29,7 @@ private func at(_ t: Double, east: Double, north: Double = 0) -> Location {
             finder.truth(t, at(t, east: (t - 1199) * 10))
             if second == 1229 { finder.delivered(t, at(t, east: (t - 1199) * 10)) }
         }
-        let parks = finder.finish(at: 1299)
+        let parks = finder.finish()
         #expect(parks.count == 1, "\(parks)")
         let park = parks[0]
         #expect(park.start == 0)
@@ -51,7 +51,7 @@ private func at(_ t: Double, east: Double, north: Double = 0) -> Location {
             finder.truth(t, at(t, east: (t - 699) * 5))
             if second == 730 { finder.delivered(t, at(t, east: (t - 699) * 5)) }
         }
-        let parks = finder.finish(at: 759)
+        let parks = finder.finish()
         #expect(parks.count == 1)
         #expect(parks[0].departure == 719, "\(parks)")  // 100 m east
         #expect(parks[0].seenAfter == 11, "\(parks)")
@@ -69,7 +69,7 @@ private func at(_ t: Double, east: Double, north: Double = 0) -> Location {
         for _ in 0..<900 { finder.truth(t, at(t, east: 900)); t += 1 }
         for step in 1...60 { finder.truth(t, at(t, east: 900 + Double(step) * 15)); t += 1 }
         for _ in 0..<900 { finder.truth(t, at(t, east: 1800)); t += 1 }
-        let parks = finder.finish(at: t - 1)
+        let parks = finder.finish()
         #expect(parks.count == 2, "\(parks)")
         // The park starts with the approach's last fixes within the 250 m of the spot.
         #expect(parks[0].start <= parkStart && parks[0].start >= parkStart - 20, "\(parks)")

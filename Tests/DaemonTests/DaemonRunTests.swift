@@ -110,10 +110,16 @@ import Testing
         try run.writeConfigText(#"{"profile": "car", "outputs": {"jsonl": {"fsyncInterval": "often"}}}"#)
         let delivered = run.locationTimestamps().count
         run.signal(SIGHUP)
-        try await run.waitUntil("the refused reload", timeout: 30) { run.stderr.contains("reload refused") }
+        try await run.waitUntil("the refused reload", timeout: 30) {
+            _ = notifySocket.messages
+            return run.stderr.contains("reload refused")
+        }
         #expect(run.stderr.contains("outputs.jsonl.fsyncInterval"), "the problem is logged with its key path")
+        // The notify socket is read while waiting, as systemd reads it: its queue holds 10 datagrams
+        // (net.unix.max_dgram_qlen), and a slow wait that left it full dropped STOPPING=1.
         try await run.waitUntil("locations after the refused reload", timeout: 90) {
-            run.locationTimestamps().count > delivered
+            _ = notifySocket.messages
+            return run.locationTimestamps().count > delivered
         }
         let (status, _) = try await run.terminate()
         #expect(status == 0)

@@ -15,11 +15,8 @@ public struct UploadSchedule: Sendable, Equatable {
         maxBatchAge: Double = 900, uploadWhileAsleep: Bool = true, initialBackoff: Double = 10,
         maxBackoff: Double = 900, batchLimit: Int = 500
     ) {
-        self.maxBatchAge = maxBatchAge
-        self.uploadWhileAsleep = uploadWhileAsleep
-        self.initialBackoff = initialBackoff
-        self.maxBackoff = maxBackoff
-        self.batchLimit = batchLimit
+        (self.maxBatchAge, self.uploadWhileAsleep, self.initialBackoff, self.maxBackoff, self.batchLimit)
+            = (maxBatchAge, uploadWhileAsleep, initialBackoff, maxBackoff, batchLimit)
     }
 }
 

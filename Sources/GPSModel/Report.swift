@@ -58,11 +58,8 @@ public struct DeviceInfo: Sendable, Equatable {
         path: String, driver: String? = nil, subtype: String? = nil, subtype1: String? = nil,
         activated: UTCTime? = nil
     ) {
-        self.path = path
-        self.driver = driver
-        self.subtype = subtype
-        self.subtype1 = subtype1
-        self.activated = activated
+        (self.path, self.driver, self.subtype, self.subtype1, self.activated)
+            = (path, driver, subtype, subtype1, activated)
     }
 
     public var isActive: Bool { activated != nil }
@@ -106,11 +103,8 @@ public struct Satellite: Sendable, Equatable {
     public var used: Bool
 
     public init(prn: Int, elevation: Double?, azimuth: Double?, signalStrength: Double?, used: Bool) {
-        self.prn = prn
-        self.elevation = elevation
-        self.azimuth = azimuth
-        self.signalStrength = signalStrength
-        self.used = used
+        (self.prn, self.elevation, self.azimuth, self.signalStrength, self.used)
+            = (prn, elevation, azimuth, signalStrength, used)
     }
 }
 

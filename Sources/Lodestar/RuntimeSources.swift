@@ -186,13 +186,8 @@ final class LiveSource: RuntimeSource {
         host: String, port: String, device: String?, receiverLink: ReceiverLink, clockRate: Double = 1,
         recorder: CaptureRecorder? = nil, recordsReceiverBytes: Bool = false
     ) {
-        self.host = host
-        self.port = port
-        self.device = device
-        self.receiverLink = receiverLink
-        self.clockRate = clockRate
-        self.recorder = recorder
-        self.recordsReceiverBytes = recordsReceiverBytes
+        (self.host, self.port, self.device, self.receiverLink, self.clockRate, self.recorder, self.recordsReceiverBytes)
+            = (host, port, device, receiverLink, clockRate, recorder, recordsReceiverBytes)
     }
 
     var now: Instant { Instant(seconds: (monotonicSeconds() - origin) * clockRate) }

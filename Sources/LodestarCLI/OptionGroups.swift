@@ -165,7 +165,8 @@ enum SpeedOption {
     }
 }
 
-/// `--board` and `--battery`: the whole system's figures beside the receiver's (replay --evaluate, demo).
+/// `--board` and `--battery`: the whole system's figures beside the receiver's (replay --evaluate, demo), and
+/// `lodestar status`'s board in place of the one the device tree names.
 enum BoardOption {
     static let declaration = declaration(default: nil)
 

@@ -145,12 +145,8 @@ public struct StationaryRule: Sendable, Hashable {
         radius: Double, window: Double?, movingSpeed: Double = 2.5, probeInterval: Double = 30,
         probeGrowth: Double = 1.5, maximumProbeInterval: Double = 180
     ) {
-        self.radius = radius
-        self.window = window
-        self.movingSpeed = movingSpeed
-        self.probeInterval = probeInterval
-        self.probeGrowth = probeGrowth
-        self.maximumProbeInterval = maximumProbeInterval
+        (self.radius, self.window, self.movingSpeed, self.probeInterval, self.probeGrowth, self.maximumProbeInterval)
+            = (radius, window, movingSpeed, probeInterval, probeGrowth, maximumProbeInterval)
     }
 }
 
@@ -328,11 +324,8 @@ public struct PredictionRule: Sendable, Hashable {
         enabled: Bool, bound: Double? = nil, maximumAcceleration: Double = 1, minimumSleep: Double = 3,
         maximumSleep: Double = 60
     ) {
-        self.enabled = enabled
-        self.bound = bound
-        self.maximumAcceleration = maximumAcceleration
-        self.minimumSleep = minimumSleep
-        self.maximumSleep = maximumSleep
+        (self.enabled, self.bound, self.maximumAcceleration, self.minimumSleep, self.maximumSleep)
+            = (enabled, bound, maximumAcceleration, minimumSleep, maximumSleep)
     }
 
     /// The bound in force.

@@ -71,12 +71,8 @@ public struct ConfigurationNumber<Root> {
         _ key: String, _ storage: Storage, _ unit: ConfigurationUnit, _ range: ClosedRange<Double>,
         atLeast: (key: String, value: KeyPath<Root, Double>)? = nil, meaning: String
     ) {
-        self.key = key
-        self.storage = storage
-        self.unit = unit
-        self.range = range
-        self.atLeast = atLeast
-        self.meaning = meaning
+        (self.key, self.storage, self.unit, self.range, self.atLeast, self.meaning)
+            = (key, storage, unit, range, atLeast, meaning)
     }
 
     /// What `null` means, nil when null is not allowed.

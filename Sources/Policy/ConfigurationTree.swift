@@ -203,13 +203,8 @@ package struct ConfigurationOptionalObject<Root> {
         _ path: String, offMeans: String, trueGivesDefaults: Bool = false, meaning: String,
         isOn: @escaping (Root) -> Bool, setOff: @escaping (inout Root) -> Void, setOn: @escaping (inout Root) -> Void
     ) {
-        self.path = path
-        self.offMeans = offMeans
-        self.meaning = meaning
-        self.trueGivesDefaults = trueGivesDefaults
-        self.isOn = isOn
-        self.setOff = setOff
-        self.setOn = setOn
+        (self.path, self.offMeans, self.meaning, self.trueGivesDefaults, self.isOn, self.setOff, self.setOn)
+            = (path, offMeans, meaning, trueGivesDefaults, isOn, setOff, setOn)
     }
 }
 

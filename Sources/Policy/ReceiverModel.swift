@@ -33,12 +33,8 @@ public struct ReceiverCurrents: Sendable, Hashable {
 
     public init(acquisition: Double, tracking: Double, powerSave: Double, standby: Double, backup: Double, off: Double)
     {
-        self.acquisition = acquisition
-        self.tracking = tracking
-        self.powerSave = powerSave
-        self.standby = standby
-        self.backup = backup
-        self.off = off
+        (self.acquisition, self.tracking, self.powerSave, self.standby, self.backup, self.off)
+            = (acquisition, tracking, powerSave, standby, backup, off)
     }
 }
 

@@ -106,12 +106,8 @@ public struct PowerControllerConfiguration: Sendable, Hashable {
         hasPowerSwitch: Bool = false, timeouts: PowerControllerTimeouts = PowerControllerTimeouts(),
         readOnlyGPSD: Bool? = nil
     ) {
-        self.model = model
-        self.mechanism = mechanism
-        self.connection = connection
-        self.hasPowerSwitch = hasPowerSwitch
-        self.timeouts = timeouts
-        self.readOnlyGPSD = readOnlyGPSD
+        (self.model, self.mechanism, self.connection, self.hasPowerSwitch, self.timeouts, self.readOnlyGPSD)
+            = (model, mechanism, connection, hasPowerSwitch, timeouts, readOnlyGPSD)
     }
 
     /// `timeouts.wakeTimeout`, else 10 s. A woken receiver talks within a second or two, fix or not (NMEA

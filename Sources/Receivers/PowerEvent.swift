@@ -44,11 +44,7 @@ public struct PowerEvent: Sendable, Hashable, CustomStringConvertible {
         _ kind: Kind, regime: ReceiverRegime? = nil, seconds: Double? = nil, detail: String,
         mechanism: PowerControl? = nil
     ) {
-        self.kind = kind
-        self.regime = regime
-        self.seconds = seconds
-        self.detail = detail
-        self.mechanism = mechanism
+        (self.kind, self.regime, self.seconds, self.detail, self.mechanism) = (kind, regime, seconds, detail, mechanism)
     }
 
     public var description: String { "\(kind.rawValue): \(detail)" }

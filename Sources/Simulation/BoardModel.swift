@@ -14,11 +14,7 @@ public struct BoardModel: Sendable, Equatable {
     public var sources: [String: String]
 
     public init(name: String, title: String, idle: Double?, active: Double, sources: [String: String]) {
-        self.name = name
-        self.title = title
-        self.idle = idle
-        self.active = active
-        self.sources = sources
+        (self.name, self.title, self.idle, self.active, self.sources) = (name, title, idle, active, sources)
     }
 
     /// The board's supply voltage.

@@ -157,13 +157,7 @@ public final class EvaluationRun {
     }
 
     private func keep(_ intervals: [ReceiverInterval]) {
-        for interval in intervals {
-            if let last = policyTimeline.last, last.state == interval.state, last.end == interval.start {
-                policyTimeline[policyTimeline.count - 1].end = interval.end
-            } else {
-                policyTimeline.append(interval)
-            }
-        }
+        for interval in intervals { policyTimeline.append(joining: interval) }
     }
 
     public func finish() -> Evaluation {

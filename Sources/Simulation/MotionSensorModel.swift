@@ -25,11 +25,8 @@ public struct MotionSensorModel: Sendable, Hashable {
         latency: Double = 2, missProbability: Double = 0, falseAlarmsPerHour: Double = 0, repeatInterval: Double = 30,
         seed: UInt64 = 1
     ) {
-        self.latency = latency
-        self.missProbability = missProbability
-        self.falseAlarmsPerHour = falseAlarmsPerHour
-        self.repeatInterval = repeatInterval
-        self.seed = seed
+        (self.latency, self.missProbability, self.falseAlarmsPerHour, self.repeatInterval, self.seed)
+            = (latency, missProbability, falseAlarmsPerHour, repeatInterval, seed)
     }
 }
 

@@ -34,11 +34,8 @@ public struct SimulationSetup: Sendable {
         updates: UpdatesConfiguration?, deferral: Deferral? = nil, significantChange: Bool = false,
         policy: PolicyConfiguration = PolicyConfiguration(), receiver: ReceiverModel = .genericNMEA
     ) {
-        self.updates = updates
-        self.deferral = deferral
-        self.significantChange = significantChange
-        self.policy = policy
-        self.receiver = receiver
+        (self.updates, self.deferral, self.significantChange, self.policy, self.receiver)
+            = (updates, deferral, significantChange, policy, receiver)
     }
 }
 
@@ -79,6 +76,16 @@ extension Array where Element == ReceiverInterval {
     /// Wakes: a down stretch followed by an up one (each pays a time to first fix).
     public var wakes: Int {
         zip(self, dropFirst()).count { $0.state.isDown && !$1.state.isDown }
+    }
+
+    /// Appends `interval`, joined to the last stretch when it continues it in the same state: a timeline kept
+    /// over a long run holds a stretch per state change, not per step.
+    mutating func append(joining interval: ReceiverInterval) {
+        if let last, last.state == interval.state, last.end == interval.start {
+            self[count - 1].end = interval.end
+        } else {
+            append(interval)
+        }
     }
 }
 

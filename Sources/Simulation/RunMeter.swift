@@ -109,13 +109,7 @@ struct RunMeter: Sendable {
         energy += charge
         if stopped { energyWhileStopped += charge }
         for interval in intervals {
-            if records {
-                if let last = timeline.last, last.state == interval.state, last.end == interval.start {
-                    timeline[timeline.count - 1].end = interval.end
-                } else {
-                    timeline.append(interval)
-                }
-            }
+            if records { timeline.append(joining: interval) }
             let isDown = interval.state.isDown
             if isDown { downSeconds += interval.end - interval.start }
             if lastWasDown == true, !isDown { wakes += 1 }

@@ -153,8 +153,8 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "Lodestar", "ReceiverEmulation", "TestSupport", "Receivers", "Policy", "Capture", "GPSD", "JSON",
-                "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
+                "Daemon", "Lodestar", "ReceiverEmulation", "TestSupport", "Receivers", "GPIOLines", "Policy", "Capture",
+                "GPSD", "JSON", "GPSModel", "SystemInterface", "LocationStore", "Forwarding",
             ]),
         .testTarget(
             name: "LodestarCLITests",

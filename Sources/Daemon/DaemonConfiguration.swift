@@ -32,8 +32,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The least a message must matter to reach the journal: `info` (the default) logs every regime change,
     /// `notice` only starts, stops, reloads and what went wrong, `debug` also each command sent to the receiver.
     public var logLevel: Logger.Level = .info
+    /// A motion sensor's or the ignition's GPIO line; nil: none, and a pause wakes the receiver for probes.
+    public var motion: MotionSettings?
 
     public init() {}
+
+    /// A line whose edges tell of motion (docs/config.md, `motion`): with one, a pause keeps the receiver down
+    /// until the line stirs, and probes only as a fallback (docs/policy.md, "Motion hints").
+    public struct MotionSettings: Sendable, Equatable {
+        /// `gpiochip0`, a /dev path, a number or a label.
+        public var chip: String = "gpiochip0"
+        public var line: Int
+        /// The line is active (the sensor fires, the ignition is on) when low.
+        public var activeLow: Bool = false
+        /// Seconds in which further activations after a hint are one with it (a switch's bounce).
+        public var debounce: Double = 1
+        public init(line: Int) { self.line = line }
+    }
 
     /// The location store: a SQLite file, bounded by size and age; the oldest rows every uploader has go first.
     public struct StoreSettings: Sendable, Equatable {

@@ -22,6 +22,17 @@ extension DaemonConfigurationSchema {
             | `{"type": "usbPort"}` | none other | The power of the USB hub port the receiver is plugged into (Linux 6.0 or later, and a hub that really switches its ports). |
             """
         ),
+        "motion": (
+            nil,
+            """
+            `motion.gpio` is null or `{"chip": "gpiochip0", "line": 27, "activeLow": false, "debounce": 1}`: `chip` as \
+            for the power switch, default `"gpiochip0"`; `line`: required, \(ConfigurationRanges.gpioLine.allowed) (the \
+            line's offset); `activeLow`: boolean, default false (true: the line low means motion, as an opto-coupler \
+            pulls it); `debounce`: \(ConfigurationRanges.motionDebounce.allowed), default 1 (activations within this \
+            of a hint are one with it). An edge to the active level is a motion hint: a vibration switch, an \
+            accelerometer's interrupt pin, the ignition. The daemon runs the profile with `policy.motion.sensor` on.
+            """
+        ),
         "outputs": (
             "Each output is off with `null` or `false`, on with its defaults with `true`, or on with an object whose keys\n"
                 + "are set over the defaults.",

@@ -155,6 +155,11 @@ package enum DaemonConfigurationSchema {
                 "receiver.powerSwitch", \.receiver.powerSwitch, type: "null or object", allowed: "see below",
                 read: { $0.powerSwitch($1, at: $2, &$3) }, write: powerSwitchValue,
                 "A switch on the receiver's supply, for receivers that have no stop command. null: none."),
+            .custom(
+                "motion.gpio", \.motion, type: "null or object", allowed: "see below",
+                read: { $0.motion($1, at: $2, &$3) }, write: motionValue,
+                "A motion sensor's or the ignition's GPIO line: with one, a pause keeps the receiver down until the "
+                    + "line stirs ([policy.md](policy.md#motion-hints)). null: none."),
             .text("outputs.jsonl.path", \.outputs.jsonl.orDefault.path, .path, "The file; relative: under `stateDirectory`."),
         ] + rotation("outputs.jsonl", \.outputs.jsonl.orDefault.rotation) + [
             Key(
@@ -250,6 +255,7 @@ package enum DaemonConfigurationSchema {
     static let objects: [(path: String, meaning: String)] = [
         ("gpsd", "Where gpsd is."),
         ("receiver", "How the receiver is wired and powered."),
+        ("motion", "What tells of motion besides the receiver."),
         ("outputs", "Where delivered locations go."),
         ("outputs.jsonl.rotation", "When the file is closed and a new one started."),
         ("outputs.capture.rotation", "When the capture is closed and a new one started."),
@@ -282,6 +288,14 @@ package enum DaemonConfigurationSchema {
                 ("activeLow", .bool(activeLow)),
             ])
         }
+    }
+
+    private static func motionValue(_ motion: DaemonConfiguration.MotionSettings?) -> JSONValue {
+        guard let motion else { return .null }
+        return .object([
+            ("chip", .string(motion.chip)), ("line", .number(Double(motion.line))), ("activeLow", .bool(motion.activeLow)),
+            ("debounce", .number(motion.debounce)),
+        ])
     }
 
     /// Permission bits as the file writes them: four octal digits in a string.

@@ -185,6 +185,37 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         }
     }
 
+    /// `{"chip": …, "line": …, "activeLow": …, "debounce": …}`: only `line` is required.
+    mutating func motion(_ value: JSONValue, at path: String, _ target: inout DaemonConfiguration.MotionSettings?) {
+        if case .null = value {
+            target = nil
+            return
+        }
+        guard case .object = value else {
+            report(path, "is \(value.typeName), not an object (allowed: null for none, or an object with a line)")
+            return
+        }
+        guard let keys = members(value, at: path, keys: ["chip", "line", "activeLow", "debounce"]) else { return }
+        guard let lineValue = keys["line"] else {
+            report(Self.join(path, "line"), "is missing (allowed: \(ConfigurationRanges.gpioLine.allowed))")
+            return
+        }
+        guard let line = number(lineValue, at: Self.join(path, "line"), ConfigurationRanges.gpioLine, null: nil) else {
+            return
+        }
+        var motion = DaemonConfiguration.MotionSettings(line: Int(line))
+        if let value = keys["chip"], let text = string(value, at: Self.join(path, "chip"), .chip) { motion.chip = text }
+        if let value = keys["activeLow"], let flag = flag(value, at: Self.join(path, "activeLow")) {
+            motion.activeLow = flag
+        }
+        if let value = keys["debounce"],
+            let seconds = number(value, at: Self.join(path, "debounce"), ConfigurationRanges.motionDebounce, null: nil)
+        {
+            motion.debounce = seconds
+        }
+        target = motion
+    }
+
     /// A port number, or a service name as a string (`"gpsd"`); a number in a string is kept as a number.
     mutating func port(_ value: JSONValue, at path: String, _ target: inout String) {
         let allowed = "\(ConfigurationRanges.port.allowed), or a service name such as \"gpsd\""

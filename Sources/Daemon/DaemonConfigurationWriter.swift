@@ -44,6 +44,7 @@ extension DaemonConfiguration {
             + "receiver \(receiver.connection?.rawValue ?? "auto"), \(control); "
             + "outputs: \(on.isEmpty ? "none" : on.joined(separator: ", "))"
             + (forwarding.isEmpty ? "" : "; \(forwarding.joined(separator: ", "))")
+            + (motion.map { "; motion GPIO \($0.chip) line \($0.line)" } ?? "")
             + (coordinates == .wgs84 ? "" : "; coordinates \(coordinates.rawValue)")
     }
 }

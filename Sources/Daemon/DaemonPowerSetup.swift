@@ -30,3 +30,16 @@ extension DaemonSetup {
         return setup
     }
 }
+
+extension DaemonSetup {
+    /// The motion source a config names (`motion.gpio`), opened here so a line another process holds is refused
+    /// at start; nil without one.
+    public static func motion(for configuration: DaemonConfiguration) throws(MotionSourceError) -> MotionSetup? {
+        guard let motion = configuration.motion else { return nil }
+        guard let offset = UInt32(exactly: motion.line) else {
+            throw MotionSourceError("motion.gpio.line \(motion.line): not a line offset")
+        }
+        let line = try GPIOMotionLine(chip: motion.chip, line: .offset(offset), activeLow: motion.activeLow)
+        return MotionSetup(source: line, debounce: motion.debounce)
+    }
+}

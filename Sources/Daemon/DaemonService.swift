@@ -19,12 +19,19 @@ public struct DaemonSetup: Sendable {
     public var power: ReceiverPowerSetup?
     /// The runtime's clock against the monotonic clock: 1 live; the demo plays an emulated receiver faster.
     public var clockRate: Double = 1
+    /// The motion sensor's line (`motion.gpio`); nil: none.
+    public var motion: MotionSetup?
 
-    public init(configuration: DaemonConfiguration, profile: Profile, power: ReceiverPowerSetup?, clockRate: Double = 1) {
-        self.configuration = configuration
-        self.profile = profile
-        self.power = power
-        self.clockRate = clockRate
+    /// With `motion`, the profile runs with `policy.motion.sensor` on: a pause keeps the receiver down until a
+    /// hint, and probes only as the fallback.
+    public init(
+        configuration: DaemonConfiguration, profile: Profile, power: ReceiverPowerSetup?, motion: MotionSetup? = nil,
+        clockRate: Double = 1
+    ) {
+        var profile = profile
+        if motion != nil { profile.policy.motion.sensor = true }
+        (self.configuration, self.profile, self.power, self.motion, self.clockRate) =
+            (configuration, profile, power, motion, clockRate)
     }
 }
 
@@ -256,6 +263,10 @@ public final class DaemonService {
         if let problem = run?.newCaptureFailure() {
             log.error(problem)
             note(error: problem, about: "capture")
+        }
+        if let problem = run?.newMotionFailure() {
+            log.error(problem)
+            note(error: problem, about: "motion")
         }
         let now = t
         if now >= nextStatus {

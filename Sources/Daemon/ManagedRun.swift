@@ -21,6 +21,12 @@ public protocol DaemonRun: AnyObject {
     func newCaptureFailure() -> String?
     /// Closes the capture once the run has ended; what went wrong with it, if anything.
     func finishCapture() -> String?
+    /// The failure that ended the watch of the motion source, once.
+    func newMotionFailure() -> String?
+}
+
+extension DaemonRun {
+    public func newMotionFailure() -> String? { nil }
 }
 
 /// One `LocationManager` running a setup's profile against gpsd, and the updates it gave that the service has
@@ -32,6 +38,8 @@ public final class ManagedRun: DaemonRun {
 
     /// The capture of the run, when the config asks for one.
     let recorder: CaptureRecorder?
+    /// The watch of the setup's motion source, for as long as the run lasts.
+    private let motionWatcher: MotionWatcher?
 
     public init(setup: DaemonSetup, restoring location: Location?) {
         let configuration = setup.configuration
@@ -73,6 +81,14 @@ public final class ManagedRun: DaemonRun {
             }
         }
         if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
+        if let motion = setup.motion {
+            let manager = manager
+            let watcher = MotionWatcher(motion) { manager.motionHint() }
+            _ = watcher.start()
+            motionWatcher = watcher
+        } else {
+            motionWatcher = nil
+        }
     }
 
     public var isFinished: Bool { inbox.isFinished }
@@ -80,8 +96,12 @@ public final class ManagedRun: DaemonRun {
     public func shutDown() {
         guard !shutDownAsked else { return }
         shutDownAsked = true
+        // Before the manager's exit regime: a hint now would wake what is being put down.
+        motionWatcher?.stop()
         manager.shutdown()
     }
+
+    public func newMotionFailure() -> String? { motionWatcher?.newFailure() }
 
     public func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
 

@@ -1,4 +1,5 @@
 import Daemon
+import GPIOLines
 import Lodestar
 import SystemInterface
 import Receivers
@@ -37,7 +38,7 @@ enum RunCommand {
                 .success, "stopped by SIGTERM or SIGINT: the receiver in its exit regime, the outputs flushed"),
             .usageError,
             ExitStatusDeclaration(.noInput, "the config file given with --config is missing or cannot be read"),
-            ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) cannot be used"),
+            ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) or motion line cannot be used"),
             ExitStatusDeclaration(.cannotCreate, "the state or runtime directory cannot be made or written"),
             ExitStatusDeclaration(
                 .config, "the config or its profile is not valid (or larger than 1 MiB): every problem with its key path"),
@@ -91,18 +92,7 @@ enum RunCommand {
                     case .failure(let error):
                         return .rejected(error.lines)
                     case .success(let new):
-                        // The switch stays held while the receiver settings are unchanged: a GPIO line cannot be
-                        // requested twice.
-                        if new.configuration.receiver == current.configuration.receiver,
-                            new.configuration.gpsd.device == current.configuration.gpsd.device
-                        {
-                            loaded = new
-                            current = DaemonSetup(
-                                configuration: new.configuration, profile: new.profile, power: current.power,
-                                clockRate: clockRate)
-                            return .accepted(current)
-                        }
-                        switch makeSetup(new, clockRate: clockRate) {
+                        switch makeSetup(new, clockRate: clockRate, keeping: current) {
                         case .failure(let problem): return .rejected([problem.description])
                         case .success(let made):
                             loaded = new
@@ -120,16 +110,43 @@ enum RunCommand {
         }
     }
 
-    private static func makeSetup(_ loaded: LoadedRunConfiguration, clockRate: Double) -> Result<
-        DaemonSetup, PowerSwitchError
-    > {
-        do throws(PowerSwitchError) {
-            let power = try DaemonSetup.power(for: loaded.configuration)
-            return .success(
-                DaemonSetup(
-                    configuration: loaded.configuration, profile: loaded.profile, power: power, clockRate: clockRate))
-        } catch {
-            return .failure(error)
+    /// The setup a config asks for, its power switch and motion line opened. On a reload, `old`'s switch and line
+    /// are kept while their settings are unchanged: a GPIO line cannot be requested twice.
+    private static func makeSetup(
+        _ loaded: LoadedRunConfiguration, clockRate: Double, keeping old: DaemonSetup? = nil
+    ) -> Result<DaemonSetup, SetupFailure> {
+        let configuration = loaded.configuration
+        let power: ReceiverPowerSetup?
+        if let old, configuration.receiver == old.configuration.receiver,
+            configuration.gpsd.device == old.configuration.gpsd.device
+        {
+            power = old.power
+        } else {
+            do throws(PowerSwitchError) {
+                power = try DaemonSetup.power(for: configuration)
+            } catch {
+                return .failure(SetupFailure(description: error.description))
+            }
         }
+        var motion: MotionSetup?
+        if let old, let settings = configuration.motion, let kept = old.motion,
+            let was = old.configuration.motion, (settings.chip, settings.line, settings.activeLow) == (was.chip, was.line, was.activeLow)
+        {
+            motion = MotionSetup(source: kept.source, debounce: settings.debounce)
+        } else {
+            do throws(MotionSourceError) {
+                motion = try DaemonSetup.motion(for: configuration)
+            } catch {
+                return .failure(SetupFailure(description: error.description))
+            }
+        }
+        return .success(
+            DaemonSetup(
+                configuration: configuration, profile: loaded.profile, power: power, motion: motion, clockRate: clockRate))
+    }
+
+    /// A power switch or motion line that cannot be used: the message names it and why.
+    struct SetupFailure: Error, CustomStringConvertible {
+        var description: String
     }
 }

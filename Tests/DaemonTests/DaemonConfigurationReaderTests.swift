@@ -153,7 +153,7 @@ private let examplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathCom
         #expect(found[4].message.contains("\"0660\""))
         #expect(problems("[1]").map(\.message) == [
             "the document is a list, not an object (allowed: an object with keys: profile, profileDirectory, gpsd, "
-                + "receiver, outputs, stateDirectory, runtimeDirectory, status, store, upload, coordinates, logLevel)"
+                + "receiver, motion, outputs, stateDirectory, runtimeDirectory, status, store, upload, coordinates, logLevel)"
         ])
     }
 

@@ -1,4 +1,4 @@
-import GPIOLines
+@testable import GPIOLines
 import Receivers
 import SystemInterface
 import Testing
@@ -32,12 +32,12 @@ import Glibc
     }
 
     @Test func permissionHintNamesTheGroup() {
-        let text = GPIOEnableLine.failure(
+        let text = GPIOLineFailure(
             "GPIO gpiochip0 line 17", "cannot open the chip", SystemError("open", "gpiochip0", code: EACCES),
-            hint: GPIOEnableLine.openHint(EACCES)
+            hint: GPIOLineFailure.openHint(EACCES)
         ).description
         #expect(text.contains("Permission denied"))
         #expect(text.contains("gpio"))
-        #expect(GPIOEnableLine.openHint(EIO) == nil)
+        #expect(GPIOLineFailure.openHint(EIO) == nil)
     }
 }

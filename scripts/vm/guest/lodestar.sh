@@ -232,3 +232,56 @@ check_purge() {
     result lodestar-purge fail "left: ${left:-nothing}; dpkg: $(dpkg-query -W -f '${Status}' lodestar 2>&1); user: $(id lodestar 2>&1); $(tail -n 5 <<<"$out" | tr '\n' ' ')"
   fi
 }
+
+# A motion line on a real gpiochip (gpio-sim, built into the image by scripts/vm-test): the service, paused with
+# its receiver down, wakes it when the line goes active, and not before. A profile that pauses within seconds
+# of any fix (a 10 km radius) stands in for a parked car; the fallback probe is 30 min away, so a wake within
+# seconds of the edge is the edge's.
+receiver_state() { emulator_report && grep -o '"state":"[a-zA-Z]*"' <<<"$REPORT" | head -n 1 | cut -d'"' -f4; }
+receiver_down() { case $(receiver_state) in standby | backup | off) true ;; *) sleep 1; false ;; esac }
+receiver_up() { case $(receiver_state) in acquiring | tracking | powerSave) true ;; *) sleep 0.5; false ;; esac }
+check_motion_line() {
+  local config=/etc/lodestar/lodestar.json saved bank chip pull t0 since_edge out held
+  saved=$(cat "$config")
+  out=$(modprobe gpio-sim-rig 2>&1; mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config 2>&1)
+  bank=/sys/kernel/config/gpio-sim/lodestar-rig/bank0
+  if ! { mkdir -p "$bank/line0" && echo 1 > "$bank/num_lines" && echo motion > "$bank/line0/name" \
+    && echo 1 > "${bank%/bank0}/live"; } 2>/dev/null; then
+    result lodestar-motion-line fail "no gpio-sim chip: ${out:0:200}; $(ls /sys/kernel/config/gpio-sim 2>&1)"
+    return 1
+  fi
+  chip=$(cat "$bank/chip_name")
+  pull=/sys/devices/platform/$(cat "${bank%/bank0}/dev_name")/$chip/sim_gpio0/pull
+  udevadm settle -t 10 || :
+  log "motion line: /dev/$chip $(stat -c '%G %a' "/dev/$chip"), line 0 $(cat "${pull%/pull}/value")"
+  mkdir -p /etc/lodestar/profiles
+  cat > /etc/lodestar/profiles/rig-parked.json <<'JSON'
+{"name": "rig-parked", "description": "the VM rig's park: paused within seconds of any fix",
+ "updates": {"enabled": true, "desiredAccuracy": "nearestTenMeters", "activityType": "automotiveNavigation",
+             "pausesAutomatically": true, "autoResume": true},
+ "policy": {"stationary": {"automotiveNavigation": {"radius": 10000, "window": 10, "movingSpeed": 100}}},
+ "receiver": {"model": "ublox8"}}
+JSON
+  sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
+  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0 }|" "$config"
+  t0=$(date +%s)
+  systemctl restart lodestar
+  if ! wait_for 120 receiver_down; then
+    result lodestar-motion-line fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+  else
+    sleep 15
+    held=$(receiver_state)
+    t0=$(date +%s)
+    since_edge=$(now)
+    echo pull-up > "$pull"
+    if [[ $held =~ ^(standby|backup|off)$ ]] && wait_for 30 receiver_up; then
+      result lodestar-motion-line pass "down ($held) 15 s with the line still; woke ($(receiver_state)) $(since "$since_edge") s after the edge on /dev/$chip line 0; journal: $(journal_since "$t0" | grep -m 2 -E 'hint|probe|regime' | cut -c1-160 | tr '\n' ' ')"
+    else
+      result lodestar-motion-line fail "held $held before the edge; $(receiver_state) 30 s after it; journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+    fi
+  fi
+  echo pull-down > "$pull"
+  printf '%s\n' "$saved" >"$config"
+  rm -f /etc/lodestar/profiles/rig-parked.json
+  systemctl restart lodestar
+}

@@ -44,7 +44,7 @@ final class MotionWatcher: Sendable {
             ended.set()
         }
         if !started {
-            failure.withLock { $0 = "\(source): no thread to watch it (pthread_create failed); the pauses' fallback probes go on" }
+            fail("\(source): no thread to watch it (pthread_create failed)")
             ended.set()
         }
         return started

@@ -124,10 +124,15 @@ public final class EvaluationRun {
         policyMeter.charge(taken, stopped: stopped)
         if keepsDetail { timeline += taken }
         keep(taken)
-        let staleness = policyMeter.judge(location, at: t)
+        // Staleness is scored where the vehicle is: in a park, at its centre, whatever the fix's wander. The
+        // baselines and the oracle see that place as the truth too, so none is charged for chasing the wander.
+        parkFinder.truth(t, location)
+        let park = parkFinder.circle
+        let scored = (t: t, location: park?.place(location) ?? location)
+        let staleness = policyMeter.judge(location, at: t, park: park)
         if keepsDetail { perFix.append(staleness) }
 
-        alwaysOnMeter.delivered(location, at: t)
+        alwaysOnMeter.delivered(scored.location, at: t)
         if let previous {
             // A hole in the capture (docs/contract.md §9): each run pays its first hour as it would, then off;
             // the baselines start afresh after it.
@@ -144,14 +149,13 @@ public final class EvaluationRun {
                 alwaysOnMeter.charge([ReceiverInterval(start: previous.t, end: t, state: .tracking)], stopped: stopped)
             }
         }
-        _ = alwaysOnMeter.judge(location, at: t)
+        _ = alwaysOnMeter.judge(scored.location, at: t)
 
-        for index in intervalRuns.indices { intervalRuns[index].feed(point, stopped: stopped) }
-        stopTimeoutRun.feed(point, stopped: stopped)
-        oracleRun.feed(point, stretches: stretches)
+        for index in intervalRuns.indices { intervalRuns[index].feed(scored, stopped: stopped) }
+        stopTimeoutRun.feed(scored, stopped: stopped)
+        oracleRun.feed(scored, stretches: stretches)
         stretches.forget(before: oracleRun.settledUntil)
         stopFinder.feed(point)
-        parkFinder.truth(t, location)
         if keepsTrack { points.append(point) }
         previous = point
     }

@@ -20,6 +20,33 @@ public struct ParkRule: Sendable, Equatable {
     }
 }
 
+/// Where a parked vehicle stands, for scoring staleness (docs/policy.md, "Parked and departing"): in a park, any
+/// position within `radius` of its centre (the park rule's `leave`) is the centre. The receiver's wander there
+/// is noise, not the vehicle moving, so neither a true fix nor a delivered location that wandered inside the
+/// circle counts as elsewhere.
+public struct ParkCircle: Sendable, Equatable {
+    public var latitude: Double
+    public var longitude: Double
+    public var radius: Double
+
+    public init(latitude: Double, longitude: Double, radius: Double) {
+        (self.latitude, self.longitude, self.radius) = (latitude, longitude, radius)
+    }
+
+    /// The location at the centre when it lies within the circle, else unchanged.
+    public func place(_ location: Location) -> Location {
+        guard
+            Geodesy.distance(
+                latitude1: latitude, longitude1: longitude, latitude2: location.latitude,
+                longitude2: location.longitude) <= radius
+        else { return location }
+        var placed = location
+        placed.latitude = latitude
+        placed.longitude = longitude
+        return placed
+    }
+}
+
 /// What parks cost and how soon each departure was seen, for one run: the profile's.
 public struct ParkingFigures: Sendable, Equatable {
     public var rule: ParkRule
@@ -90,6 +117,16 @@ struct ParkFinder: Sendable {
     }
 
     init(rule: ParkRule) { self.rule = rule }
+
+    /// The park the true track is in, from the moment the stretch has lasted `minimum` (as a park is told from
+    /// a stop) to the fix that leaves it; nil otherwise. Its centre is the mean of the stretch's fixes so far,
+    /// its radius `leave`: a wander is told from a departure only once it goes that far, so up to then it is
+    /// the park (the departure's own figures are dated back to the last fix within `radius`).
+    var circle: ParkCircle? {
+        guard let run, run.lastInside - run.start >= rule.minimum else { return nil }
+        let centre = run.centre
+        return ParkCircle(latitude: centre.latitude, longitude: centre.longitude, radius: rule.leave)
+    }
 
     mutating func truth(_ t: Double, _ location: Location) {
         let step = previous.map { Geodesy.distance(from: $0, to: location) } ?? 0

@@ -89,14 +89,18 @@ struct RunMeter: Sendable {
         deliveredCount += 1
     }
 
-    /// Staleness at a true fix: metres from it to the last location delivered, nil before the first.
-    mutating func judge(_ truth: Location, at t: Double) -> Double? {
+    /// Staleness at a true fix: metres from it to the last location delivered, nil before the first. In a
+    /// `park`, both are placed by its circle first: a delivered fix that wandered within it is the park too.
+    mutating func judge(_ truth: Location, at t: Double, park: ParkCircle? = nil) -> Double? {
         guard let lastDelivered else {
             withoutLocation += 1
             return nil
         }
         if firstLocationAt == nil { firstLocationAt = lastDeliveredAt }
-        let distance = Geodesy.distance(from: lastDelivered, to: truth)
+        let distance =
+            if let park { Geodesy.distance(from: park.place(lastDelivered), to: park.place(truth)) } else {
+                Geodesy.distance(from: lastDelivered, to: truth)
+            }
         histogram.add(distance)
         if distance > bound { overBound += 1 }
         return distance

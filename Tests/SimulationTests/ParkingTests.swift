@@ -1,5 +1,6 @@
 @testable import Simulation
 import GPSModel
+import Policy
 import Testing
 
 /// Metres per degree on the equator (mean sphere).
@@ -80,6 +81,35 @@ private func at(_ t: Double, east: Double, north: Double = 0) -> Location {
             oracleEnergyMoving: 0, wakesWhileParked: 0)
         #expect(figures.unseenDepartures == 1)
         #expect(figures.departureLatency == nil)
+    }
+
+    /// Staleness in a park is scored at its centre: once the stretch has lasted 10 minutes, a true fix or a
+    /// delivered location that wandered 200 m is the park, and a stale location is judged from the centre. The
+    /// fix that leaves by more than 250 m ends the park, and is judged where it is.
+    @Test func aParksWanderIsScoredAtItsCentre() {
+        var finder = ParkFinder(rule: ParkRule())
+        var meter = RunMeter(model: .ublox8, bound: 100)
+        for second in 0..<600 {
+            finder.truth(Double(second), at(Double(second), east: 0))
+            #expect(finder.circle == nil)
+        }
+        finder.truth(600, at(600, east: 0))
+        let circle = finder.circle
+        #expect(circle != nil && circle?.radius == 250)
+        meter.delivered(at(601, east: 0, north: -180), at: 601)
+        finder.truth(601, at(601, east: 0, north: 200))
+        // 380 m between the two raw fixes; both are the park.
+        #expect(meter.judge(at(601, east: 0, north: 200), at: 601, park: finder.circle) == 0)
+        #expect((meter.judge(at(601, east: 0, north: 200), at: 601) ?? 0) > 379)
+        // A stale location from before the park, 400 m west: judged from the centre.
+        meter.delivered(at(602, east: -400), at: 602)
+        let fromCentre = meter.judge(at(602, east: 0, north: 200), at: 602, park: finder.circle) ?? 0
+        #expect(abs(fromCentre - 400) < 1, "\(fromCentre)")
+        finder.truth(603, at(603, east: 300))
+        #expect(finder.circle == nil)
+        meter.delivered(at(603, east: 0), at: 603)
+        let departed = meter.judge(at(603, east: 300), at: 603, park: finder.circle) ?? 0
+        #expect(abs(departed - 300) < 1, "\(departed)")
     }
 
     /// Wakes are counted where the receiver comes up inside a parked stretch.

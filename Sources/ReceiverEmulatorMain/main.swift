@@ -28,8 +28,6 @@ import ReceiverEmulation
 import Glibc
 #endif
 
-let pending = Atomic<Int32>(0)
-
 func fail(_ message: String, _ code: Int32) -> Never {
     var text = "receiver-emulator: \(message)\n"
     text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
@@ -93,9 +91,22 @@ do {
         capture: contents, personality: personality, model: model, speed: speed, connection: connection)
 } catch { fail("cannot open a pty: \(error)", 71) }
 
+/// The signals in the order they came: the handler writes each one's number to a pipe (write is
+/// async-signal-safe) and the loop reads them. One pending slot lost a SIGHUP that the rig's next SIGUSR1
+/// followed within the loop's 50 ms, and the receiver stayed without supply.
+let signalPipe: (read: Int32, write: Int32) = {
+    var ends: [Int32] = [-1, -1]
+    guard pipe(&ends) == 0 else { fail("cannot make a pipe for the signals", 71) }
+    for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+    return (ends[0], ends[1])
+}()
+
 for number in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP] {
     var action = sigaction()
-    action.__sigaction_handler.sa_handler = { pending.store($0, ordering: .relaxed) }
+    action.__sigaction_handler.sa_handler = { number in
+        var byte = UInt8(truncatingIfNeeded: number)
+        _ = write(signalPipe.write, &byte, 1)
+    }
     sigemptyset(&action.sa_mask)
     sigaction(number, &action, nil)
 }
@@ -127,14 +138,17 @@ func report() {
 
 while true {
     sleepSeconds(0.05)
-    switch pending.exchange(0, ordering: .relaxed) {
-    case SIGUSR1: report()
-    case SIGUSR2: receiver.setPowered(false)
-    case SIGHUP: receiver.setPowered(true)
-    case SIGTERM, SIGINT:
-        report()
-        receiver.stop()
-        exit(0)
-    default: break
+    var byte: UInt8 = 0
+    while read(signalPipe.read, &byte, 1) == 1 {
+        switch Int32(byte) {
+        case SIGUSR1: report()
+        case SIGUSR2: receiver.setPowered(false)
+        case SIGHUP: receiver.setPowered(true)
+        case SIGTERM, SIGINT:
+            report()
+            receiver.stop()
+            exit(0)
+        default: break
+        }
     }
 }

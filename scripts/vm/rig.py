@@ -365,6 +365,14 @@ class Rig:
                 return self.plug()
             except RuntimeError as error:
                 return "error %s" % error
+        if command == "supply":
+            # The receiver's supply switched with the cable left in, as an enable line on a regulator or a
+            # MOSFET does: the guest mirrors its GPIO line here (scripts/vm/guest/lodestar.sh, check_gpio_enable_line).
+            if rest not in ("on", "off"):
+                return "error usage: supply on|off"
+            self.power_emulator(signal.SIGHUP if rest == "on" else signal.SIGUSR2)
+            self.say("gps: supply " + rest)
+            return "ok supply " + rest
         if command == "emulator-report":
             report = self.emulator_report()
             if report is None:

@@ -248,6 +248,7 @@ run_lodestar() {
   run_check check_journal_priorities
   run_check check_security
   run_check check_motion_line
+  run_check check_gpio_enable_line
 }
 
 # run_check NAME ARGS...: runs lodestar.sh's check NAME when the payload has it.

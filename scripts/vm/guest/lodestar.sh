@@ -240,28 +240,46 @@ check_purge() {
 receiver_state() { emulator_report && grep -o '"state":"[a-zA-Z]*"' <<<"$REPORT" | head -n 1 | cut -d'"' -f4; }
 receiver_down() { case $(receiver_state) in standby | backup | off) true ;; *) sleep 1; false ;; esac }
 receiver_up() { case $(receiver_state) in acquiring | tracking | powerSave) true ;; *) sleep 0.5; false ;; esac }
-check_motion_line() {
-  local config=/etc/lodestar/lodestar.json saved bank chip pull t0 since_edge out held
-  saved=$(cat "$config")
+# sim_line NAME: a gpio-sim chip of one line, made through configfs (the module scripts/vm-test built); sets
+# SIM_CHIP (gpiochipN) and SIM_LINE (the line's sysfs folder: value, pull), or SIM_ERROR.
+sim_line() {
+  local bank out
   out=$(modprobe gpio-sim-rig 2>&1; mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config 2>&1)
-  bank=/sys/kernel/config/gpio-sim/lodestar-rig/bank0
-  if ! { mkdir -p "$bank/line0" && echo 1 > "$bank/num_lines" && echo motion > "$bank/line0/name" \
+  bank=/sys/kernel/config/gpio-sim/$1/bank0
+  if ! { mkdir -p "$bank/line0" && echo 1 > "$bank/num_lines" && echo "$1" > "$bank/line0/name" \
     && echo 1 > "${bank%/bank0}/live"; } 2>/dev/null; then
-    result lodestar-motion-line fail "no gpio-sim chip: ${out:0:200}; $(ls /sys/kernel/config/gpio-sim 2>&1)"
+    SIM_ERROR="no gpio-sim chip: ${out:0:200}; $(ls /sys/kernel/config/gpio-sim 2>&1)"
     return 1
   fi
-  chip=$(cat "$bank/chip_name")
-  pull=/sys/devices/platform/$(cat "${bank%/bank0}/dev_name")/$chip/sim_gpio0/pull
+  SIM_CHIP=$(cat "$bank/chip_name")
+  SIM_LINE=/sys/devices/platform/$(cat "${bank%/bank0}/dev_name")/$SIM_CHIP/sim_gpio0
   udevadm settle -t 10 || :
-  log "motion line: /dev/$chip $(stat -c '%G %a' "/dev/$chip"), line 0 $(cat "${pull%/pull}/value")"
+}
+
+# rig_profile NAME PROBE_SECONDS: a profile that pauses within seconds of any fix and probes every PROBE_SECONDS.
+rig_profile() {
   mkdir -p /etc/lodestar/profiles
-  cat > /etc/lodestar/profiles/rig-parked.json <<'JSON'
-{"name": "rig-parked", "description": "the VM rig's park: paused within seconds of any fix",
+  cat > "/etc/lodestar/profiles/$1.json" <<JSON
+{"name": "$1", "description": "the VM rig's park: paused within seconds of any fix",
  "updates": {"enabled": true, "desiredAccuracy": "nearestTenMeters", "activityType": "automotiveNavigation",
              "pausesAutomatically": true, "autoResume": true},
- "policy": {"stationary": {"automotiveNavigation": {"radius": 10000, "window": 10, "movingSpeed": 100}}},
+ "policy": {"stationary": {"automotiveNavigation": {"radius": 10000, "window": 10, "movingSpeed": 100,
+            "probeInterval": $2, "maximumProbeInterval": $2}}},
  "receiver": {"model": "ublox8"}}
 JSON
+}
+
+check_motion_line() {
+  local config=/etc/lodestar/lodestar.json saved chip pull t0 since_edge held
+  saved=$(cat "$config")
+  if ! sim_line lodestar-rig; then
+    result lodestar-motion-line fail "$SIM_ERROR"
+    return 1
+  fi
+  chip=$SIM_CHIP
+  pull=$SIM_LINE/pull
+  log "motion line: /dev/$chip $(stat -c '%G %a' "/dev/$chip"), line 0 $(cat "$SIM_LINE/value")"
+  rig_profile rig-parked 60
   sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
   sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0 }|" "$config"
   t0=$(date +%s)
@@ -284,4 +302,59 @@ JSON
   printf '%s\n' "$saved" >"$config"
   rm -f /etc/lodestar/profiles/rig-parked.json
   systemctl restart lodestar
+}
+
+# The receiver's supply follows the enable line, as a regulator's EN pin or a MOSFET on it would: while the line
+# is low the rig cuts the emulated receiver's supply, and it restores it when the line goes high (rig.py's
+# `supply`). Called from the waits, so one process talks to the rig at a time.
+follow_line() {
+  local value
+  value=$(cat "$SIM_LINE/value" 2>/dev/null) || return 0
+  [ "$value" = "$SUPPLIED" ] && return 0
+  SUPPLIED=$value
+  LINE_CHANGES+=" $value@$(since "$LINE_START")s"
+  if [ "$value" = 1 ]; then rig supply on; else rig supply off; fi
+}
+line_low_receiver_off() { follow_line; [ "$SUPPLIED" = 0 ] && [ "$(receiver_state)" = off ] || { sleep 0.4; false; }; }
+line_high_receiver_up() { follow_line; [ "$SUPPLIED" = 1 ] && receiver_up; }
+
+# A GPIO enable line on a real gpiochip switches the receiver: lodestar run with `receiver.powerSwitch` on a
+# gpio-sim line and a profile that pauses and probes every 30 s. The line goes low at the pause and the
+# receiver's supply with it; at the probe it goes high and the receiver comes back, seen at the emulator.
+check_gpio_enable_line() {
+  local config=/etc/lodestar/lodestar.json saved t0 down_at verdict=""
+  saved=$(cat "$config")
+  if ! sim_line lodestar-rig-power; then
+    result lodestar-gpio-enable-line fail "$SIM_ERROR"
+    return 1
+  fi
+  rig_profile rig-probing 30
+  sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-probing\"/" "$config"
+  # The supply is switched and the backup battery kept, as on a UART receiver wired to an enable line.
+  sed -i -E "s/\"connection\": \"[a-z]+\"/\"connection\": \"uart\"/" "$config"
+  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": { \"type\": \"gpio\", \"chip\": \"$SIM_CHIP\", \"line\": 0 }|" "$config"
+  SUPPLIED="" LINE_CHANGES="" LINE_START=$(now)
+  t0=$(date +%s)
+  follow_line
+  systemctl restart lodestar
+  if ! wait_for 60 line_high_receiver_up; then
+    verdict="line $SUPPLIED, receiver $(receiver_state) 60 s after the start"
+  elif ! wait_for 120 line_low_receiver_off; then
+    verdict="line $SUPPLIED, receiver $(receiver_state) 120 s after it came up: no pause by the line"
+  else
+    down_at=$(now)
+    if wait_for 75 line_high_receiver_up; then
+      result lodestar-gpio-enable-line pass "/dev/$SIM_CHIP line 0 (changes:$LINE_CHANGES): the receiver off with the line low, back ($(receiver_state)) $(since "$down_at") s later at the probe; journal: $(journal_since "$t0" | grep -E 'regime off|switched|power control gpio' | head -n 4 | cut -c1-160 | tr '\n' ' ')"
+    else
+      verdict="the line did not bring the receiver back within 75 s (line $SUPPLIED, receiver $(receiver_state))"
+    fi
+  fi
+  if [ -n "$verdict" ]; then
+    result lodestar-gpio-enable-line fail "$verdict; changes:$LINE_CHANGES; config: $(tr -d '\n' <"$config" | cut -c1-300); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+  fi
+  printf '%s\n' "$saved" >"$config"
+  rm -f /etc/lodestar/profiles/rig-probing.json
+  systemctl restart lodestar
+  # The line is released with the old service: whatever it falls to, the next checks need a powered receiver.
+  rig supply on || :
 }

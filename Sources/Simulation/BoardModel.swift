@@ -3,12 +3,12 @@
 /// 3.3 V, so a receiver at a quarter of always-on stretches the battery by a few percent, not four times.
 /// Every figure names its source (docs/policy.md, "The whole board"); a figure nobody measured is nil.
 public struct BoardModel: Sendable, Equatable {
-    /// The key `--board` takes: `zero2w`, `pi3a+`, `pi4`, `pi5`.
+    /// The key `--board` takes: `zero2w`, `pi3a+`, `pi4`, `pi5`, `cm4`.
     public var name: String
     public var title: String
     /// mA at 5 V booted headless with nothing running (Wi-Fi up); nil without a cited measurement.
     public var idle: Double?
-    /// mA at 5 V: Raspberry Pi's "typical bare-board active current consumption".
+    /// mA at 5 V, busy: Raspberry Pi's "typical bare-board active current consumption" where it gives one.
     public var active: Double
     /// Where `idle` and `active` come from, by figure name.
     public var sources: [String: String]
@@ -30,6 +30,7 @@ public struct BoardModel: Sendable, Equatable {
 
     private static let documentation =
         "Raspberry Pi documentation, \"Power supply\": typical bare-board active current consumption"
+    private static let sbcReviews = "Jeff Geerling's sbc-reviews on GitHub (web/data/results.yml)"
 
     public static let builtIn: [BoardModel] = [
         BoardModel(
@@ -46,7 +47,20 @@ public struct BoardModel: Sendable, Equatable {
                 "idle": "Jeff Geerling's sbc-reviews on GitHub, \"Raspberry Pi 4 model B\": idle power draw 1.6 W at the wall",
                 "active": documentation,
             ]),
-        BoardModel(name: "pi5", title: "Raspberry Pi 5", idle: nil, active: 800, sources: ["active": documentation]),
+        BoardModel(
+            name: "pi5", title: "Raspberry Pi 5", idle: 560, active: 800,
+            sources: [
+                "idle": "\(sbcReviews), \"Raspberry Pi 5 model B\": idle power draw 2.8 W at the wall",
+                "active": documentation,
+            ]),
+        // Raspberry Pi's table has no Compute Module: its active figure is the same review's, under stress-ng.
+        BoardModel(
+            name: "cm4", title: "Raspberry Pi Compute Module 4", idle: 500, active: 920,
+            sources: [
+                "idle": "\(sbcReviews), \"Raspberry Pi Compute Module 4\": idle power draw 2.5 W at the wall, "
+                    + "the carrier board's own draw included",
+                "active": "\(sbcReviews), \"Raspberry Pi Compute Module 4\": 4.6 W at the wall under stress-ng",
+            ]),
     ]
 
     public static func named(_ name: String) -> BoardModel? { builtIn.first { $0.name == name } }
@@ -57,6 +71,8 @@ public struct BoardModel: Sendable, Equatable {
         let prefixes = [
             ("Raspberry Pi Zero 2 W", "zero2w"), ("Raspberry Pi 3 Model A Plus", "pi3a+"),
             ("Raspberry Pi 4 Model B", "pi4"), ("Raspberry Pi 5", "pi5"),
+            // Not the CM4S ("Compute Module 4S"), a CM3-shaped module of its own.
+            ("Raspberry Pi Compute Module 4 Rev", "cm4"),
         ]
         return prefixes.first { model.hasPrefix($0.0) }.flatMap { named($0.1) }
     }

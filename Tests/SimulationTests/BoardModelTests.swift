@@ -36,6 +36,7 @@ import Testing
         #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 4 Model B Rev 1.4")?.name == "pi4")
         #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 5 Model B Rev 1.0")?.name == "pi5")
         #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi 3 Model B Rev 1.2") == nil)
-        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi Compute Module 4 Rev 1.0") == nil)
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi Compute Module 4 Rev 1.0")?.name == "cm4")
+        #expect(BoardModel.detect(deviceTreeModel: "Raspberry Pi Compute Module 4S Rev 1.0") == nil)
     }
 }

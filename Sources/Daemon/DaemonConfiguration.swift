@@ -60,7 +60,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxAgeDays: Int?
         /// Seconds between syncs of what was committed to the disk, besides the syncs when the receiver goes
         /// down, after a deferred batch, before an upload and at stop; 0: every commit is synced. A power cut
-        /// loses at most this much; a crash of the service alone loses nothing. journald's default
+        /// loses at most this much; a crash of the service alone the last 5 s (`StoreForwarder.commitInterval`,
+        /// 0 commits each location). journald's default
         /// (SyncIntervalSec=5min), for the same reason: an SD card wears with every sync.
         public var syncInterval: Double = 300
         public init() {}
@@ -195,7 +196,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// A Unix stream socket; every client gets the delivered locations as jsonl from when it connects.
+    /// A Unix stream socket; every client gets the delivered locations as jsonl from when it is accepted
+    /// (within a second of connecting).
     public struct SocketOutput: Sendable, Equatable {
         /// Relative paths are under `runtimeDirectory`.
         public var path: String = "locations.sock"

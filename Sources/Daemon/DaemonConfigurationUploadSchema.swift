@@ -28,9 +28,9 @@ extension DaemonConfigurationSchema {
                 "store.syncInterval", .number(store.appending(path: \.syncInterval), ConfigurationRanges.syncInterval),
                 "How often what was stored is synced to the disk, besides the syncs when the receiver goes down, after a "
                     + "deferred batch, before each upload and at stop. A power cut loses at most this many seconds of "
-                    + "locations (the file is never damaged); a crash of the service alone loses nothing. 0: every "
-                    + "location is synced as it is stored, one sync per fix. 300 is journald's default, for the same "
-                    + "reason: each sync wears an SD card."),
+                    + "locations (the file is never damaged); a crash of the service alone loses at most the last 5 s, "
+                    + "which are committed together. 0: every location is committed and synced as it is stored, one "
+                    + "sync per fix. 300 is journald's default, for the same reason: each sync wears an SD card."),
             Key(
                 "upload.maxBatchAge", .number(\.upload.maxBatchAge, ConfigurationRanges.maxBatchAge),
                 "The longest a stored location waits for its batch. A batch also goes at once when the policy delivers "

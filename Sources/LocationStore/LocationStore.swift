@@ -241,18 +241,42 @@ public final class LocationStore {
         }
     }
 
-    public func appendEvent(kind: String, detail: String, at: UTCTime) throws(StoreError) {
+    /// Stores `locations` (each with when it was stored) and `events` in one transaction: one commit for what
+    /// a writer held back, where each commit writes its pages to the WAL and takes SQLite's locks again.
+    public func append(
+        _ locations: [(Location, DeliveryReason, stored: UTCTime)],
+        events: [(kind: String, detail: String, at: UTCTime)]
+    ) throws(StoreError) {
+        guard !locations.isEmpty || !events.isEmpty else { return }
         let connection = connection
-        try connection.inWriteTransaction(doing: "store an event") { () throws(StoreError) in
-            try connection.withStatement(
-                "INSERT INTO events (at_s, at_ns, kind, detail) VALUES (?1, ?2, ?3, ?4)", doing: "store an event"
-            ) { statement throws(StoreError) in
-                statement.bind(1, at.seconds)
-                statement.bind(2, Int64(at.nanoseconds))
-                statement.bind(3, kind)
-                statement.bind(4, detail)
-                try statement.run()
+        try connection.inWriteTransaction(doing: "store \(locations.count) locations and \(events.count) events") {
+            () throws(StoreError) in
+            for (location, reason, stored) in locations {
+                try connection.withStatement(.insertLocation, doing: "store a location") {
+                    statement throws(StoreError) in
+                    Self.bind(location, reason: reason, stored: stored, to: statement)
+                    try statement.run()
+                }
             }
+            for event in events { try insertEvent(event.kind, event.detail, at: event.at) }
+        }
+    }
+
+    public func appendEvent(kind: String, detail: String, at: UTCTime) throws(StoreError) {
+        try connection.inWriteTransaction(doing: "store an event") { () throws(StoreError) in
+            try insertEvent(kind, detail, at: at)
+        }
+    }
+
+    private func insertEvent(_ kind: String, _ detail: String, at: UTCTime) throws(StoreError) {
+        try connection.withStatement(
+            "INSERT INTO events (at_s, at_ns, kind, detail) VALUES (?1, ?2, ?3, ?4)", doing: "store an event"
+        ) { statement throws(StoreError) in
+            statement.bind(1, at.seconds)
+            statement.bind(2, Int64(at.nanoseconds))
+            statement.bind(3, kind)
+            statement.bind(4, detail)
+            try statement.run()
         }
     }
 

@@ -63,9 +63,12 @@ import Glibc
 
             let early = try connectClient(path)
             defer { close(early) }
+            try server.tick(now: now)
             try server.write(.location(location(0)), now: now)
             let late = try connectClient(path)
             defer { close(late) }
+            try server.write(.location(location(0)), now: now)
+            #expect(server.clientCount == 1, "accepted at the tick, not before a write")
             try server.tick(now: now)
             #expect(server.clientCount == 2)
             try server.write(.location(location(1)), now: now)
@@ -73,7 +76,7 @@ import Glibc
             try server.write(.location(location(2)), now: now)
 
             let later = JSONLine.location(location(1)) + JSONLine.location(location(2))
-            #expect(readAvailable(early) == JSONLine.location(location(0)) + later)
+            #expect(readAvailable(early) == JSONLine.location(location(0)) + JSONLine.location(location(0)) + later)
             #expect(readAvailable(late) == later)
             #expect(server.takeNotices().isEmpty)
             server.close()

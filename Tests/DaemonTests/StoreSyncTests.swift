@@ -70,6 +70,37 @@ import Testing
         }
     }
 
+    private func storedCount(_ folder: String) throws -> Int {
+        let store = try LocationStore(readingOnly: folder + "/store.sqlite")
+        defer { store.close() }
+        var count = 0
+        try store.forEachLocation(since: nil) { _ in count += 1 }
+        return count
+    }
+
+    @Test func locationsAreCommittedTogetherWithinTheCommitIntervalAndABatchsEndAtOnce() throws {
+        try inFolder { folder in
+            let seconds = ManualSeconds()
+            let forwarder = try forwarder(folder, syncInterval: 300, seconds: seconds)
+            let interval = Int64(StoreForwarder.commitInterval)
+            for second in 0..<interval {
+                seconds.now = Double(second)
+                forwarder.record(.locations([location(second)]))
+                forwarder.tick()
+            }
+            #expect(try storedCount(folder) == 0, "held for less than the commit interval")
+            seconds.now = Double(interval)
+            forwarder.tick()
+            #expect(try storedCount(folder) == Int(interval), "committed once the first had waited the interval")
+            forwarder.record(.locations([location(interval + 1)]))
+            forwarder.record(.event(.requestCompleted(RequestID(1), location(interval + 2)), detail: "answered"))
+            #expect(try storedCount(folder) == Int(interval) + 2, "a request's answer ends a batch: committed at once")
+            forwarder.record(.locations([location(interval + 3)]))
+            forwarder.close(waitingAtMost: 1)
+            #expect(try storedCount(folder) == Int(interval) + 3, "committed at stop")
+        }
+    }
+
     @Test func anIntervalOfZeroLeavesEachCommitToSQLite() throws {
         try inFolder { folder in
             let seconds = ManualSeconds()

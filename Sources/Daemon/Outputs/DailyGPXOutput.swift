@@ -46,7 +46,8 @@ public final class DailyGPXOutput: TrackOutput {
         GPXText.appendTrackPoint(location, to: &bytes)
         let pointEnd = closingOffset + off_t(bytes.count)
         bytes.append(contentsOf: Self.closing)
-        try writeAt(closingOffset, bytes)
+        // The point and the closing tags end past the old closing tags: nothing is left after them to cut.
+        try writeAt(closingOffset, bytes, cutsAfter: false)
         startsSegment = false
         closingOffset = pointEnd
         unsynced = true
@@ -125,7 +126,9 @@ public final class DailyGPXOutput: TrackOutput {
         return nil
     }
 
-    private func writeAt(_ offset: off_t, _ bytes: [UInt8]) throws(OutputFailure) {
+    /// `cutsAfter`: the file may go on past what this writes (an earlier run's point cut short), and is cut
+    /// there.
+    private func writeAt(_ offset: off_t, _ bytes: [UInt8], cutsAfter: Bool = true) throws(OutputFailure) {
         var code: Int32 = 0
         bytes.withUnsafeBytes { buffer in
             var done = 0
@@ -150,8 +153,7 @@ public final class DailyGPXOutput: TrackOutput {
             day = nil
             throw failure(code)
         }
-        let end = offset + off_t(bytes.count)
-        _ = ftruncate(descriptor, end)
+        if cutsAfter { _ = ftruncate(descriptor, offset + off_t(bytes.count)) }
     }
 
     public func sync(now: UTCTime) {

@@ -6,9 +6,10 @@ import Glibc
 #endif
 
 /// The locations socket: a Unix stream socket at `path` where any local program reads the delivered locations
-/// as jsonl, from when it connects. Nothing here blocks: clients are accepted in `tick` and before each write,
-/// and each client's unsent bytes wait in its own buffer; a client whose buffer passes `clientBufferLimit`
-/// (it stopped reading) is dropped with a notice. A client that goes away is dropped quietly.
+/// as jsonl, from when it is accepted: in `tick`, about once a second (an accept before each write was one more
+/// system call per fix, nearly always EAGAIN). Nothing here blocks: each client's unsent bytes wait in its own
+/// buffer; a client whose buffer passes `clientBufferLimit` (it stopped reading) is dropped with a notice. A
+/// client that goes away is dropped quietly.
 ///
 /// The service can sleep in poll(2) on `pollDescriptors` (the listening socket) to accept at once, or simply
 /// rely on `tick` about once a second.
@@ -83,7 +84,6 @@ public final class LocationSocketServer: TrackOutput {
 
     public func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure) {
         guard case .location(let location) = record else { return }
-        acceptWaiting()
         guard !clients.isEmpty else { return }
         let line = JSONLine.locationBytes(location)
         for index in clients.indices { clients[index].pending.append(contentsOf: line) }

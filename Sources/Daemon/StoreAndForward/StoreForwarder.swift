@@ -10,7 +10,15 @@ import SystemInterface
 /// The store and its uploaders as the service runs them. On the service's thread it writes each delivered
 /// location (with why it was delivered) and each event to the store and tells every uploader; each uploader
 /// sends from the store on its own thread (`UploadWorker`). Bounds are applied every minute.
+///
+/// Locations delivered one by one are committed together, at most `commitInterval` after the first of them:
+/// each commit takes SQLite's locks and writes whole pages to the WAL, and one per fix was most of the
+/// daemon's system calls and of its writes to the card (bench/daemon.sh). What ends an upload batch (a
+/// deferred batch, a significant change, a request's answer), a sync, and an interval of 0 commit at once.
 final class StoreForwarder {
+    /// How long a delivered location may wait in memory before its commit: what a crash of the service (not a
+    /// power cut, which loses the sync interval) can cost the store and the uploads.
+    static let commitInterval = 5.0
     private let store: LocationStore
     private var workers: [UploadWorker] = []
     private let clock: ForwardingClock
@@ -32,6 +40,13 @@ final class StoreForwarder {
     private var nextSync = 0.0
     /// Syncs of the store's commits so far (status and the flash bench).
     var syncCount: Int { store.syncCount }
+    /// Delivered and not yet committed, in order, each with when it was delivered.
+    private var heldLocations: [(Location, DeliveryReason, stored: UTCTime)] = []
+    private var heldEvents: [(kind: String, detail: String, at: UTCTime)] = []
+    /// When the oldest held record came, on the forwarder's clock.
+    private var heldSince: Double?
+    /// Every location goes to the uploaders as it comes (an upload per location): nothing is held.
+    private let commitsEachLocation: Bool
     /// The times the store was asked to sync (its interval, the receiver going down, a deferred batch): the
     /// service syncs its files after each, so they follow the same rule.
     private(set) var syncPoints = 0
@@ -52,6 +67,7 @@ final class StoreForwarder {
         let bounds = StoreBounds(maxBytes: settings.maxBytes, maxAge: settings.maxAgeDays.map { Double($0) * 86_400 })
         let durability: LocationStore.Durability = settings.syncInterval > 0 ? .whenSynced : .everyCommit
         syncInterval = settings.syncInterval
+        commitsEachLocation = settings.syncInterval <= 0 || (!configuration.upload.names.isEmpty && configuration.upload.maxBatchAge <= 0)
         do throws(StoreError) {
             store = try LocationStore(path: path, bounds: bounds, durability: durability)
             try store.setUploaders(configuration.upload.names)
@@ -119,17 +135,18 @@ final class StoreForwarder {
             case .significantChange(let location): store([location], reason: .significantChange)
             case .requestCompleted(_, let location): store([location], reason: .request)
             case .paused:
-                post(.paused)
+                // Committed before the trigger: the batch it sends holds them.
                 sync()
+                post(.paused)
             default: break
             }
         case .regime(let regime, _):
             let sleeping = regime == .off || regime == .standby
             if sleeping != asleep {
                 asleep = sleeping
-                post(.receiverAsleep(sleeping))
                 // Nothing new comes while the receiver sleeps: what came is written down now.
                 if sleeping { sync() }
+                post(.receiverAsleep(sleeping))
             }
         case .power, .transmitted, .noFix:
             break
@@ -139,27 +156,49 @@ final class StoreForwarder {
     private func store(_ locations: [Location], reason: DeliveryReason) {
         let fresh = locations.filter { location in newestStored.map { location.timestamp > $0 } ?? true }
         guard !fresh.isEmpty else { return }
-        do throws(StoreError) {
-            let stored = try store.append(fresh.map { ($0, reason) }, stored: clock.now)
-            newestStored = fresh.map(\.timestamp).max()
-            recovered()
-            post(.stored(count: stored.count, reason: reason))
-        } catch {
-            lost += fresh.count
-            failed(error)
-        }
+        let now = clock.now
+        heldLocations.append(contentsOf: fresh.map { ($0, reason, now) })
+        newestStored = fresh.map(\.timestamp).max()
+        hold()
+        if reason != .update || commitsEachLocation { commit() }
     }
 
     private func appendEvent(_ kind: String, _ detail: String) {
+        heldEvents.append((kind, detail, clock.now))
+        hold()
+        if commitsEachLocation { commit() }
+    }
+
+    private func hold() {
+        if heldSince == nil { heldSince = clock.seconds() }
+    }
+
+    /// Writes what is held in one transaction and tells the uploaders, a run of locations stored for the same
+    /// reason at a time.
+    private func commit() {
+        guard heldSince != nil else { return }
+        let (locations, events) = (heldLocations, heldEvents)
+        (heldLocations, heldEvents, heldSince) = ([], [], nil)
         do throws(StoreError) {
-            try store.appendEvent(kind: kind, detail: detail, at: clock.now)
+            try store.append(locations, events: events)
+            recovered()
         } catch {
+            lost += locations.count
             failed(error)
+            return
+        }
+        var start = locations.startIndex
+        while start < locations.endIndex {
+            let reason = locations[start].1
+            let end = locations[start...].firstIndex { $0.1 != reason } ?? locations.endIndex
+            post(.stored(count: end - start, reason: reason))
+            start = end
         }
     }
 
     /// Syncs what was committed (nothing when nothing was), and counts the next interval from here.
     private func sync() {
+        commit()
         syncPoints += 1
         nextSync = clock.seconds() + syncInterval
         do throws(StoreError) {
@@ -193,6 +232,7 @@ final class StoreForwarder {
             for entry in worker.takeLogs() { log.log(entry.level, entry.text) }
         }
         let now = clock.seconds()
+        if let heldSince, now - heldSince >= Self.commitInterval { commit() }
         if syncInterval > 0, now >= nextSync { sync() }
         guard now >= nextBounds else { return }
         nextBounds = now + 60

@@ -196,8 +196,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// A Unix stream socket; every client gets the delivered locations as jsonl from when it is accepted
-    /// (within a second of connecting).
+    /// A Unix stream socket; every client gets the delivered locations as jsonl from when it connects.
     public struct SocketOutput: Sendable, Equatable {
         /// Relative paths are under `runtimeDirectory`.
         public var path: String = "locations.sock"

@@ -234,8 +234,8 @@ package enum DaemonConfigurationSchema {
                 "outputs.stdout", \.outputs.stdout, "Delivered locations on standard output (the journal, under systemd)."),
             DaemonConfigurationSection(
                 "outputs.socket", \.outputs.socket,
-                "A Unix stream socket: every client gets the delivered locations as jsonl from when it is accepted "
-                    + "(within a second of connecting), so several programs share one receiver and one policy."),
+                "A Unix stream socket: every client gets the delivered locations as jsonl from when it connects, so "
+                    + "several programs share one receiver and one policy."),
             DaemonConfigurationSection(
                 "outputs.capture", \.outputs.capture,
                 "A capture of the whole run ([capture-format.md](capture-format.md)), to replay and tune a profile later."),

@@ -4,6 +4,7 @@ import Lodestar
 import Policy
 import Capture
 import Receivers
+import Synchronization
 import SystemInterface
 
 #if canImport(Glibc)
@@ -60,6 +61,9 @@ public final class DaemonService {
         /// Called about every 0.2 s: a new setup after SIGHUP, or the problems that kept the old one; nil when
         /// no reload was asked for.
         public var takeReload: () -> DaemonReload?
+        /// Signalled when `shouldStop` or `takeReload` may have news (a signal handler writes it): with it the
+        /// service sleeps until its next timer, up to a second, instead of looking every 0.2 s.
+        public var wakeUp: WakeUpPipe?
         /// Every update, after the service handled it (the demo counts and compares).
         public var observe: (LocationUpdate) -> Void = { _ in }
         /// The run of a setup, given the last location to restore: a `LocationManager` against gpsd
@@ -68,11 +72,13 @@ public final class DaemonService {
 
         public init(
             logger: Logger, makeOutputs: @escaping (DaemonConfiguration) -> [any TrackOutput],
-            shouldStop: @escaping () -> Bool, takeReload: @escaping () -> DaemonReload? = { nil }
+            shouldStop: @escaping () -> Bool, wakeUp: WakeUpPipe? = nil,
+            takeReload: @escaping () -> DaemonReload? = { nil }
         ) {
             self.logger = logger
             self.makeOutputs = makeOutputs
             self.shouldStop = shouldStop
+            self.wakeUp = wakeUp
             self.takeReload = takeReload
         }
     }
@@ -206,40 +212,63 @@ public final class DaemonService {
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
                 + ", power control \(Self.mechanismName(setup)); outputs: "
                 + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", ")))
-        run = hooks.makeRun(setup, state.lastLocation)
+        run = startRun(setup)
         publish()
         notify(notifier.ready(status: status.systemdStatusLine(now: clock.now)))
         var nextTick = 0.0
+        var watched = outputs.flatMap(\.pollDescriptors)
+        let wakeUp = hooks.wakeUp.map { [$0.descriptor] } ?? []
         while let current = run {
-            current.waitForUpdates(seconds: 0.2)
-            let (updates, finished) = current.take()
-            for update in updates { handle(update) }
-            if finished {
-                finishCapture(of: current)
-                run = nil
-                break
+            // Outside the gate: meanwhile the run's thread handles what it delivers. A socket client is accepted
+            // as it connects. Told of signals, the loop sleeps until its next timer (the tick, the status, the
+            // watchdog), up to a second; else, and while the run shuts down, it looks every 0.2 s.
+            let next = notifier.watchdogInterval == nil ? min(nextTick, nextStatus) : min(nextTick, nextStatus, nextWatchdog)
+            let pause = hooks.wakeUp == nil || runShutDownAt != nil ? 0.2 : min(1, max(0.01, next - t))
+            let readable = current.waitForUpdates(seconds: pause, watching: wakeUp + watched)
+            if readable { hooks.wakeUp?.drain() }
+            let ended = gate.withLock { _ -> Bool in
+                if readable {
+                    for output in outputs where !output.pollDescriptors.isEmpty {
+                        report(output.tick(now: clock.now, t: t), of: output)
+                    }
+                }
+                let (updates, finished) = current.take()
+                for update in updates { handle(update) }
+                if finished {
+                    finishCapture(of: current)
+                    run = nil
+                    return true
+                }
+                if hooks.shouldStop(), runShutDownAt == nil {
+                    log.notice("stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
+                    notify(notifier.stopping())
+                    runShutDownAt = clock.monotonicSeconds
+                    current.shutDown()
+                }
+                // With the 0.2 s turn before the stop is seen and the outputs' close after, this keeps the exit
+                // within systemd's and the contract's 2 s.
+                if let asked = runShutDownAt, clock.monotonicSeconds - asked > Self.managerStopLimit {
+                    log.warning(
+                        "the manager did not finish within \(Self.managerStopLimit) s of the stop; leaving anyway")
+                    finishCapture(of: current)
+                    run = nil
+                    return true
+                }
+                if runShutDownAt == nil, let reload = hooks.takeReload() { apply(reload) }
+                if t >= nextTick {
+                    nextTick = t + 1
+                    tickOutputs()
+                }
+                housekeeping()
+                // Not right after a wake for them: a listener that stays readable (accept failing with EMFILE)
+                // must not spin the loop.
+                watched = readable ? [] : outputs.flatMap(\.pollDescriptors)
+                return false
             }
-            if hooks.shouldStop(), runShutDownAt == nil {
-                log.notice("stopping: the receiver goes to \(setup.profile.effectiveExitRegime.rawValue)")
-                notify(notifier.stopping())
-                runShutDownAt = clock.monotonicSeconds
-                current.shutDown()
-            }
-            // With the 0.2 s turn before the stop is seen and the outputs' close after, this keeps the exit
-            // within systemd's and the contract's 2 s.
-            if let asked = runShutDownAt, clock.monotonicSeconds - asked > Self.managerStopLimit {
-                log.warning("the manager did not finish within \(Self.managerStopLimit) s of the stop; leaving anyway")
-                finishCapture(of: current)
-                run = nil
-                break
-            }
-            if runShutDownAt == nil, let reload = hooks.takeReload() { apply(reload) }
-            if t >= nextTick {
-                nextTick = t + 1
-                tickOutputs()
-            }
-            housekeeping()
+            if ended { break }
         }
+        // From here no run's thread handles an update: a manager that did not finish keeps its last ones.
+        gate.withLock { $0 = true }
         for output in outputs {
             for entry in output.finish(t: t) { log.log(entry.level, entry.text) }
         }
@@ -400,7 +429,7 @@ public final class DaemonService {
             status.profile = new.profile.name
             status.mechanism = Self.mechanismName(new)
             status.updateInterval = new.configuration.status.updateInterval
-            run = hooks.makeRun(new, state.lastLocation)
+            run = startRun(new)
             runShutDownAt = nil
             publish()
             notify(notifier.ready(status: status.systemdStatusLine(now: clock.now)))
@@ -408,6 +437,32 @@ public final class DaemonService {
     }
 
     // MARK: Updates
+
+    /// Held by whichever thread works on the service: the run's own thread while it hands over an update
+    /// (`deliverDirectly`), the service's thread for the rest. The run's thread only tries it, and leaves the
+    /// update in the run's inbox when the service's thread has it, so neither waits for the other. Its value is
+    /// true once the service has finished with its runs. Handing the updates to the service's thread cost a
+    /// pipe write, a poll, a read and two thread switches per update (bench/daemon.sh).
+    private let gate = Mutex(false)
+
+    /// The run of `setup`, handing its updates to this service on its own thread while the gate is free.
+    private func startRun(_ setup: DaemonSetup) -> any DaemonRun {
+        let started = hooks.makeRun(setup, state.lastLocation)
+        started.deliverDirectly(to: ServiceHandOver(service: self, run: started))
+        return started
+    }
+
+    /// On the run's thread: the updates it left in its inbox while the gate was taken, then `update`; false
+    /// (it waits in the inbox) when the gate is taken, the service has finished, or the run is no longer the
+    /// service's (a reload replaced it).
+    fileprivate func takeDirectly(_ update: LocationUpdate, from candidate: AnyObject) -> Bool {
+        gate.withLockIfAvailable { finished -> Bool in
+            guard !finished, let current = run, current === candidate else { return false }
+            for earlier in current.take().updates { handle(earlier) }
+            handle(update)
+            return true
+        } ?? false
+    }
 
     private func handle(_ update: LocationUpdate) {
         let now = clock.now
@@ -567,4 +622,20 @@ public final class DaemonService {
 public enum DaemonReload: Sendable {
     case accepted(DaemonSetup)
     case rejected([String])
+}
+
+/// What a run's thread calls to hand an update to the service. The service is not `Sendable`: every use of it
+/// from here is under its gate (`DaemonService.takeDirectly`), which makes one thread at a time work on it.
+private final class ServiceHandOver: UpdateTaker, @unchecked Sendable {
+    private weak var service: DaemonService?
+    private let run: AnyObject
+
+    init(service: DaemonService, run: any DaemonRun) {
+        self.service = service
+        self.run = run
+    }
+
+    func take(_ update: LocationUpdate) -> Bool {
+        service?.takeDirectly(update, from: run) ?? false
+    }
 }

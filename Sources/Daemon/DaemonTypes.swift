@@ -42,6 +42,9 @@ public protocol TrackOutput: AnyObject {
     func sync(now: UTCTime) throws(OutputFailure)
     /// Writes and syncs everything held, and closes (a GPX file is left complete).
     func close()
+    /// Descriptors to watch for readability: when one is, the service calls `tick` at once (a socket client
+    /// waiting to be accepted).
+    var pollDescriptors: [Int32] { get }
     /// What happened since the last call that the journal should hear (the socket dropped a client that
     /// stopped reading, its group does not exist); read after every write and tick, so it is logged when it
     /// happens.
@@ -49,6 +52,7 @@ public protocol TrackOutput: AnyObject {
 }
 
 extension TrackOutput {
+    public var pollDescriptors: [Int32] { [] }
     public func takeNotices() -> [String] { [] }
     public func sync(now: UTCTime) throws(OutputFailure) {}
 }

@@ -7,10 +7,13 @@ import SystemInterface
     import Glibc
 #endif
 
-/// What the service drives: one run of a setup, whose updates it takes on its own thread.
+/// What the service drives: one run of a setup, whose updates it takes on its own thread, or which hands them
+/// over on the run's thread (`deliverDirectly`).
 public protocol DaemonRun: AnyObject {
     /// Returns when an update or the end is waiting, or after `seconds`.
     func waitForUpdates(seconds: Double)
+    /// The same, and also when one of `descriptors` is readable: true then.
+    func waitForUpdates(seconds: Double, watching descriptors: [Int32]) -> Bool
     /// The updates since the last take, and whether the run has ended.
     func take() -> (updates: [LocationUpdate], finished: Bool)
     /// Ended, with every update taken.
@@ -23,10 +26,26 @@ public protocol DaemonRun: AnyObject {
     func finishCapture() -> String?
     /// The failure that ended the watch of the motion source, once.
     func newMotionFailure() -> String?
+    /// From now on offers each update to `taker` first, on the thread that made it; one it refuses waits for
+    /// `take()` as before. A run without a thread of its own ignores it.
+    func deliverDirectly(to taker: any UpdateTaker)
+}
+
+/// Who a run's thread offers each update to. A class rather than a closure: a closure kept in a generic
+/// container (a `Mutex`) is called through reabstraction thunks that copy the update, which cost more than a
+/// quarter of `run`'s CPU at 200x (perf, bench/daemon.sh cpu).
+public protocol UpdateTaker: AnyObject, Sendable {
+    /// True when it took `update`; false leaves it to the run's inbox.
+    func take(_ update: LocationUpdate) -> Bool
 }
 
 extension DaemonRun {
     public func newMotionFailure() -> String? { nil }
+    public func waitForUpdates(seconds: Double, watching descriptors: [Int32]) -> Bool {
+        waitForUpdates(seconds: seconds)
+        return false
+    }
+    public func deliverDirectly(to taker: any UpdateTaker) {}
 }
 
 /// One `LocationManager` running a setup's profile against gpsd, and the updates it gave that the service has
@@ -34,6 +53,8 @@ extension DaemonRun {
 public final class ManagedRun: DaemonRun {
     let manager: LocationManager
     private let inbox = UpdateInbox()
+    /// Who is offered each update before the inbox (`deliverDirectly`).
+    private let directTaker = DirectTaker()
     private var shutDownAsked = false
 
     /// The capture of the run, when the config asks for one.
@@ -67,10 +88,13 @@ public final class ManagedRun: DaemonRun {
                 noFixInterval: configuration.status.noFixInterval, recorder: recorder,
                 recordsReceiverBytes: configuration.outputs.capture?.raw ?? false))
         let inbox = inbox
+        let directTaker = directTaker
         // A callback rather than a task reading `updates`: the service's thread is not the cooperative pool's,
         // and a blocked pool must not hold up the track.
         manager.observeUpdates { update in
-            if let update { inbox.post(update) } else { inbox.finish() }
+            guard let update else { return inbox.finish() }
+            if let taker = directTaker.current, taker.take(update) { return }
+            inbox.post(update)
         }
         if let location { manager.restoreLastKnownLocation(location) }
         let profile = setup.profile
@@ -103,7 +127,15 @@ public final class ManagedRun: DaemonRun {
 
     public func newMotionFailure() -> String? { motionWatcher?.newFailure() }
 
-    public func waitForUpdates(seconds: Double) { inbox.wait(seconds: seconds) }
+    public func waitForUpdates(seconds: Double) { _ = inbox.wait(seconds: seconds) }
+
+    public func waitForUpdates(seconds: Double, watching descriptors: [Int32]) -> Bool {
+        inbox.wait(seconds: seconds, watching: descriptors)
+    }
+
+    public func deliverDirectly(to taker: any UpdateTaker) {
+        directTaker.current = taker
+    }
 
     public func finishCapture() -> String? {
         guard let recorder, let failure = recorder.finish(), !reportedCaptureFailure else { return nil }
@@ -118,6 +150,16 @@ public final class ManagedRun: DaemonRun {
         return "capture \(recorder.options.path): \(failure); the run goes on without a capture"
     }
     public func take() -> (updates: [LocationUpdate], finished: Bool) { inbox.take() }
+}
+
+/// Who the manager's thread offers each update to first.
+final class DirectTaker: Sendable {
+    private let slot = Mutex<(any UpdateTaker)?>(nil)
+
+    var current: (any UpdateTaker)? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
+    }
 }
 
 /// Updates handed from the manager's sequence to the service's thread, which sleeps until one comes. The
@@ -151,24 +193,29 @@ final class UpdateInbox: Sendable {
 
     var isFinished: Bool { state.withLock { $0.finished && $0.updates.isEmpty } }
 
-    func wait(seconds: Double) {
+    /// Returns when an update is waiting, or the end, or one of `descriptors` is readable (true), or after
+    /// `seconds`.
+    @discardableResult
+    func wait(seconds: Double, watching descriptors: [Int32] = []) -> Bool {
         guard wakeUp.descriptor >= 0 else {
             if state.withLock({ $0.updates.isEmpty && !$0.finished }) { sleepSeconds(min(seconds, 0.02)) }
-            return
+            return false
         }
         // Checked and marked in one lock: an update posted after this sees `waiting` and writes the byte.
         let idle = state.withLock { state in
             state.waiting = state.updates.isEmpty && !state.finished
             return state.waiting
         }
-        guard idle else { return }
-        var descriptor = pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)
+        guard idle else { return false }
+        var watched = [pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)]
+        for descriptor in descriptors { watched.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
         // NaN or a wait past an hour from a skewed clock: never a trap in the Int32 conversion.
-        let ready = poll(&descriptor, 1, Int32((seconds > 0 ? min(seconds, 3600) : 0) * 1000))
+        let ready = poll(&watched, nfds_t(watched.count), Int32((seconds > 0 ? min(seconds, 3600) : 0) * 1000))
         state.withLock { $0.waiting = false }
         // Read only when the byte came: a timeout read nothing but EAGAIN. A byte written after the timeout
         // (its update was posted as the wait ended) wakes the next wait at once and is read then.
-        if ready > 0 { wakeUp.drain() }
+        if ready > 0, watched[0].revents != 0 { wakeUp.drain() }
+        return ready > 0 && watched.dropFirst().contains { $0.revents != 0 }
     }
 
     func take() -> (updates: [LocationUpdate], finished: Bool) {

@@ -23,6 +23,9 @@ public final class OutputGuard {
 
     public init(_ output: any TrackOutput) { self.output = output }
 
+    /// The output's descriptors to watch (nothing while it has failed: its retry is the tick's).
+    public var pollDescriptors: [Int32] { failure == nil ? output.pollDescriptors : [] }
+
     public var name: String { output.name }
     public var status: OutputStatus { OutputStatus(name: output.name, failure: failure, lost: lost) }
 

@@ -120,6 +120,7 @@ public struct CommandContext: Sendable {
 public enum TerminationSignals {
 
     public static func install() {
+        StopRequest.prepare()
         signal(SIGPIPE, SIG_IGN)
         // A file-size limit (ulimit -f) then fails the write with EFBIG, which record reports, instead of
         // killing the process mid-line.
@@ -149,8 +150,10 @@ public enum HangupSignal {
 
     public static func install() {
         var action = sigaction()
+        StopRequest.prepare()
         action.__sigaction_handler.sa_handler = { _ in
             HangupSignal.received.add(1, ordering: .relaxed)
+            StopRequest.wakeUp.signal()
         }
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0

@@ -86,6 +86,7 @@ enum RunCommand {
                         }, logger: logger)
                 },
                 shouldStop: context.shouldStop,
+                wakeUp: StopRequest.wakeUp,
                 takeReload: {
                     guard HangupSignal.take() else { return nil }
                     switch loaded.reloaded() {

@@ -37,9 +37,18 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 /// could wait (a FIFO, a terminal) gives up when it is set, so no input keeps the process past a stop.
 public enum StopRequest {
     private static let received = Atomic<Int32>(0)
+    /// Signalled with each stop (and each SIGHUP of `lodestar run`), so a loop may sleep in poll(2) on it until
+    /// its next timer. Made before the handlers are installed (`prepare`): a handler must not be the first to
+    /// touch a lazy global.
+    public static let wakeUp = WakeUpPipe()
 
-    /// Async-signal-safe: one atomic store.
-    public static func record(_ signalNumber: Int32) { received.store(signalNumber, ordering: .relaxed) }
+    public static func prepare() { _ = wakeUp }
+
+    /// Async-signal-safe: one atomic store and a write(2) to a pipe.
+    public static func record(_ signalNumber: Int32) {
+        received.store(signalNumber, ordering: .relaxed)
+        wakeUp.signal()
+    }
 
     /// The signal that asked to stop, 0 if none did.
     public static var signalNumber: Int32 { received.load(ordering: .relaxed) }

@@ -78,7 +78,7 @@ import Testing
         return count
     }
 
-    @Test func locationsAreCommittedTogetherWithinTheCommitIntervalAndABatchsEndAtOnce() throws {
+    @Test func locationsAreCommittedTogetherWithinTheCommitIntervalAndAnEventAtOnce() throws {
         try inFolder { folder in
             let seconds = ManualSeconds()
             let forwarder = try forwarder(folder, syncInterval: 300, seconds: seconds)
@@ -96,8 +96,11 @@ import Testing
             forwarder.record(.event(.requestCompleted(RequestID(1), location(interval + 2)), detail: "answered"))
             #expect(try storedCount(folder) == Int(interval) + 2, "a request's answer ends a batch: committed at once")
             forwarder.record(.locations([location(interval + 3)]))
+            forwarder.record(.event(.receiverLost, detail: "gpsd went away"))
+            #expect(try storedCount(folder) == Int(interval) + 3, "an event commits at once, with what was held")
+            forwarder.record(.locations([location(interval + 4)]))
             forwarder.close(waitingAtMost: 1)
-            #expect(try storedCount(folder) == Int(interval) + 3, "committed at stop")
+            #expect(try storedCount(folder) == Int(interval) + 4, "committed at stop")
         }
     }
 

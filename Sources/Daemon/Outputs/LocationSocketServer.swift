@@ -6,13 +6,11 @@ import Glibc
 #endif
 
 /// The locations socket: a Unix stream socket at `path` where any local program reads the delivered locations
-/// as jsonl, from when it is accepted: in `tick`, about once a second (an accept before each write was one more
-/// system call per fix, nearly always EAGAIN). Nothing here blocks: each client's unsent bytes wait in its own
-/// buffer; a client whose buffer passes `clientBufferLimit` (it stopped reading) is dropped with a notice. A
-/// client that goes away is dropped quietly.
-///
-/// The service can sleep in poll(2) on `pollDescriptors` (the listening socket) to accept at once, or simply
-/// rely on `tick` about once a second.
+/// as jsonl, from when it is accepted: in `tick`. The service sleeps in poll(2) on `pollDescriptors` (the
+/// listening socket) too and ticks this as soon as a client connects; an accept before each write was one
+/// more system call per fix, nearly always EAGAIN. Nothing here blocks: each client's unsent bytes wait in
+/// its own buffer; a client whose buffer passes `clientBufferLimit` (it stopped reading) is dropped with a
+/// notice. A client that goes away is dropped quietly.
 public final class LocationSocketServer: TrackOutput {
     public let path: String
     public static let clientBufferLimit = 256 * 1024

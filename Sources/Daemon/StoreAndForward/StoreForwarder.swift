@@ -13,8 +13,9 @@ import SystemInterface
 ///
 /// Locations delivered one by one are committed together, at most `commitInterval` after the first of them:
 /// each commit takes SQLite's locks and writes whole pages to the WAL, and one per fix was most of the
-/// daemon's system calls and of its writes to the card (bench/daemon.sh). What ends an upload batch (a
-/// deferred batch, a significant change, a request's answer), a sync, and an interval of 0 commit at once.
+/// daemon's system calls and of its writes to the card (bench/daemon.sh). An event, a location that ends an
+/// upload batch (a deferred batch, a significant change, a request's answer), a sync, and an interval of 0
+/// commit at once.
 final class StoreForwarder {
     /// How long a delivered location may wait in memory before its commit: what a crash of the service (not a
     /// power cut, which loses the sync interval) can cost the store and the uploads.
@@ -160,13 +161,16 @@ final class StoreForwarder {
         heldLocations.append(contentsOf: fresh.map { ($0, reason, now) })
         newestStored = fresh.map(\.timestamp).max()
         hold()
+        // A location that ends an upload batch goes to the uploaders at once.
         if reason != .update || commitsEachLocation { commit() }
     }
 
+    /// Events are few (the regime, a receiver lost, a pause) and what one looks for after a crash: committed at
+    /// once, with the locations held before them.
     private func appendEvent(_ kind: String, _ detail: String) {
         heldEvents.append((kind, detail, clock.now))
         hold()
-        if commitsEachLocation { commit() }
+        commit()
     }
 
     private func hold() {

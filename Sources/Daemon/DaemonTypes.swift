@@ -36,9 +36,9 @@ public protocol TrackOutput: AnyObject {
     func write(_ record: TrackRecord, now: UTCTime) throws(OutputFailure)
     /// Called about once a second: fsync cadence, rotation at midnight, accepting socket clients.
     func tick(now: UTCTime) throws(OutputFailure)
-    /// Puts what was written on the disk now: the service calls it whenever the store syncs (its interval,
-    /// the receiver going down, a deferred batch, stop), so a power cut costs each file what it costs the
-    /// store. Outputs without a file do nothing.
+    /// Puts what was written on the disk now: the service calls it whenever the store syncs something new (its
+    /// interval, the receiver going down, a deferred batch, stop), so a power cut costs each file what it costs
+    /// the store. Outputs without a file do nothing.
     func sync(now: UTCTime) throws(OutputFailure)
     /// Writes and syncs everything held, and closes (a GPX file is left complete).
     func close()

@@ -58,9 +58,14 @@ import Testing
             forwarder.record(.locations([location(61)]))
             forwarder.record(.regime(.standby, reason: "napping"))
             #expect(forwarder.syncCount == opened + 2, "the receiver went down")
+            let filesSynced = forwarder.syncPoints
             seconds.now = 200
             forwarder.tick()
             #expect(forwarder.syncCount == opened + 2, "nothing new to sync")
+            forwarder.record(.regime(.continuous, reason: "probing"))
+            forwarder.record(.regime(.standby, reason: "napping"))
+            #expect(forwarder.syncCount == opened + 2, "down again with nothing new")
+            #expect(forwarder.syncPoints == filesSynced, "the files are not synced for a store with nothing new")
             forwarder.record(.regime(.continuous, reason: "awake"))
             forwarder.record(.locations([location(201), location(202)]))
             #expect(forwarder.syncCount == opened + 3, "a deferred batch")

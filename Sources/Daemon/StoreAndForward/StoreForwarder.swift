@@ -48,8 +48,10 @@ final class StoreForwarder {
     private var heldSince: Double?
     /// Every location goes to the uploaders as it comes (an upload per location): nothing is held.
     private let commitsEachLocation: Bool
-    /// The times the store was asked to sync (its interval, the receiver going down, a deferred batch): the
-    /// service syncs its files after each, so they follow the same rule.
+    /// The times the store synced something new (at its interval, the receiver going down, a deferred batch),
+    /// or was asked to when it syncs each commit or cannot be written: the service syncs its files after each,
+    /// so they follow the same rule. A sync with nothing new does not count: parked, the receiver goes down
+    /// after each probe with only a regime line written, and the files' own interval covers those.
     private(set) var syncPoints = 0
 
     /// Opens the store the config names and starts its uploaders; nil (logged) when there is no store or it
@@ -203,11 +205,13 @@ final class StoreForwarder {
     /// Syncs what was committed (nothing when nothing was), and counts the next interval from here.
     private func sync() {
         commit()
-        syncPoints += 1
         nextSync = clock.seconds() + syncInterval
+        let synced = store.syncCount
         do throws(StoreError) {
             try store.sync()
+            if store.syncCount != synced || store.durability != .whenSynced { syncPoints += 1 }
         } catch {
+            syncPoints += 1
             failed(error)
         }
     }

@@ -4,7 +4,10 @@ NMEA fed into a pty, as a receiver would deliver it:
 
   cpu   gpxlogger (a C client decoding through libgps) and lodestar side by side on the same gpsd stream of a
         long drive; the CPU time (utime+stime from /proc/PID/stat, and schedstat's nanoseconds) of each,
-        read just before it is stopped, and their ratio. Target: lodestar <= 1.0x gpxlogger.
+        read just before it is stopped, and their ratio. Target: lodestar <= 1.0x gpxlogger. Each connects
+        before the other starts, gpxlogger first in odd runs and lodestar first in even ones (gpsd sends to
+        the first first, which costs it more on two cores: see cpu); `taskset -c 1 bench/daemon.sh cpu` puts
+        gpsd and both clients on one core, as on a single-core Pi Zero W, where the order matters less.
   soak  lodestar alone on 24 h+ of receiver time (the capture looped, its times and dates moved on by the
         capture's length each loop, checksums redone), fed at high speed; VmRSS/VmHWM sampled through the
         run. Targets: peak RSS <= 8 MiB, < 5 % RSS growth between receiver hour 1 and the end.
@@ -318,12 +321,17 @@ def settled(pids, outputs, quiet=0.5, timeout=60, budget=0.005):
         last = now
 
 
-def start_clients(commands, work):
+def start_clients(commands, work, in_turn=False):
+    """Starts every client and waits until each is connected to gpsd. in_turn: each one connected before the
+    next starts, in the dict's order, so the order gpsd sends to them is known (see cpu)."""
     clients, outputs = {}, {}
     for name, command in commands.items():
         out, err = os.path.join(work, name + ".out"), os.path.join(work, name + ".err")
         outputs[name] = (out, err)
-        clients[name] = subprocess.Popen(command, stdout=open(out, "wb"), stderr=open(err, "wb"))
+        clients[name] = process = subprocess.Popen(command, stdout=open(out, "wb"), stderr=open(err, "wb"))
+        if in_turn:
+            wait_for(f"{name} to connect to gpsd", lambda: process.poll() is None and connected(process.pid))
+            time.sleep(0.5)
     for name, process in clients.items():
         wait_for(f"{name} to connect to gpsd", lambda: process.poll() is None and connected(process.pid))
     time.sleep(0.5)  # the ?WATCH sent after connecting
@@ -342,14 +350,15 @@ def stop(clients):
             process.kill()
 
 
-def cpu_run(binary, groups, speed):
+def cpu_run(binary, groups, speed, first="gpxlogger"):
     work = tempfile.mkdtemp(prefix="lodestar-bench-")
     os.chmod(work, 0o755)
     daemon = PrivateGPSD(work)
     try:
         commands = {"lodestar": lodestar_command(binary, daemon.port, os.path.join(work, "state")),
                     "gpxlogger": [os.environ.get("GPXLOGGER", "gpxlogger"), "-e", "sockets", "127.0.0.1:%d" % daemon.port]}
-        clients, outputs = start_clients(commands, work)
+        commands = {name: commands[name] for name in sorted(commands, key=lambda name: name != first)}
+        clients, outputs = start_clients(commands, work, in_turn=True)
         daemon.feed(groups, speed)
         settled([p.pid for p in clients.values()], [o for o, _ in outputs.values()])
         figures = {name: cpu_figures(p.pid) + memory(p.pid) for name, p in clients.items()}
@@ -374,8 +383,14 @@ def cpu(binary, capture, runs, speed):
     print(f"lodestar: {' '.join(lodestar_command(binary, 'PORT')[1:])}")
     print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8} {'priv KiB':>8} {'PSS KiB':>8}")
     ratios, ticks_ratios = [], []
+    by_first = {"lodestar": [], "gpxlogger": []}
     for run in range(1, runs + 1):
-        figures, lines, points = cpu_run(binary, groups, speed)
+        # gpsd writes each report to its clients in the order they connected. On two cores the first one
+        # woken runs at once beside gpsd, which is still in the kernel sending to the other, and spins on the
+        # same locks (perf: the socket lock in tcp_recvmsg, the wait queue in poll_freewait); the second runs
+        # after gpsd. gpxlogger used 0.57 s first and 0.40 s second (2026-12-04): so the order alternates.
+        first = "gpxlogger" if run % 2 else "lodestar"
+        figures, lines, points = cpu_run(binary, groups, speed, first)
         for name in ("lodestar", "gpxlogger"):
             user, system, sched, _, hwm, private, pss, _ = figures[name]
             print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}"
@@ -384,10 +399,13 @@ def cpu(binary, capture, runs, speed):
         ticks = (figures["lodestar"][0] + figures["lodestar"][1]) / max(0.01, figures["gpxlogger"][0] + figures["gpxlogger"][1])
         ratios.append(ratio)
         ticks_ratios.append(ticks)
+        by_first[first].append(ratio)
         print(f"    lodestar/gpxlogger CPU: {ratio:.2f}x (schedstat), {ticks:.2f}x (utime+stime); "
-              f"lodestar wrote {lines} lines, gpxlogger {points} track points")
+              f"{first} connected first; lodestar wrote {lines} lines, gpxlogger {points} track points")
     print(f"median lodestar/gpxlogger CPU: {statistics.median(ratios):.2f}x schedstat, "
-          f"{statistics.median(ticks_ratios):.2f}x utime+stime (target <= 1.0x)")
+          f"{statistics.median(ticks_ratios):.2f}x utime+stime (target <= 1.0x); "
+          + ", ".join(f"{statistics.median(r):.2f}x with {name} first ({len(r)} runs)"
+                      for name, r in by_first.items() if r))
 
 
 def soak(binary, capture, hours, speed):

@@ -25,7 +25,7 @@ is the capture's.
 
 usage: flash.py LODESTAR_BINARY NAME CAPTURE SECONDS SPEED [NAME CAPTURE SECONDS SPEED ...]
 SECONDS: the first SECONDS of the capture's receiver time (0: all of it). Standard library only."""
-import concurrent.futures, itertools, os, re, shutil, subprocess, sys, tempfile, time
+import concurrent.futures, itertools, os, re, shutil, signal, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # importing daemon.py leaves no __pycache__ in bench/
@@ -155,6 +155,10 @@ def situation(binary, name, capture, seconds, speed, disk_root):
         window.append(time.time())
         after = {n: io_counters(p) for n, p in pids.items()}
         settled(list(pids.values()), [outputs[n][0] for n in pids])
+        # The traced clients first: strace told SIGTERM detaches and leaves its child running (a lodestar
+        # left over shares its binary's pages with the next bench's and halves its private memory).
+        for pid in pids.values():
+            os.kill(pid, signal.SIGTERM)
         stop(clients)
         lines = sum(1 for _ in open(os.path.join(state, "track", "locations.jsonl")))
         points = read(gpx).count("<trkpt")

@@ -18,6 +18,11 @@
     result NAME pass|fail DETAIL
     reboot-expected     the guest is about to reboot: qemu (-no-reboot) exits, and is started again on the same
                         overlay, the receiver still plugged in
+    power-cut           a power cut: qemu is killed (SIGKILL) 0 to 3 s after the answer, at a random point of
+                        what the guest does, so whatever the guest had not synced is lost; then it is started
+                        again on the same overlay, as after a reboot
+    keep TEXT           keeps TEXT for the next boot (what it cannot write to its own disk without syncing it)
+    kept                answers "ok TEXT" with what was kept last, "ok" when nothing was
     done                the scenario is over; qemu is left to power off
 
 Each request gets one answer line, "ok ..." or "error ...". The emulator is started as
@@ -33,6 +38,7 @@ receiver-emulator is not built: it plays a raw NMEA log's sentences on a new pty
 import argparse
 import json
 import os
+import random
 import select
 import selectors
 import shlex
@@ -88,6 +94,8 @@ class Rig:
         self.gps = None
         self.plugged = False
         self.reboot_expected = False
+        self.cut_at = None
+        self.kept = ""
         self.done = False
         self.done_at = None
         self.results = []
@@ -392,6 +400,17 @@ class Rig:
             self.reboot_expected = True
             self.say("guest: reboot expected")
             return "ok"
+        if command == "power-cut":
+            self.reboot_expected = True
+            self.cut_at = time.monotonic() + random.uniform(0, 3)
+            self.say("guest: power cut in %.1f s" % (self.cut_at - time.monotonic()))
+            return "ok"
+        if command == "keep":
+            self.kept = rest
+            self.say("guest: kept %d bytes for the next boot" % len(rest))
+            return "ok"
+        if command == "kept":
+            return ("ok " + self.kept) if self.kept else "ok"
         if command == "counters":
             return "ok " + json.dumps(self.counters)
         if command == "done":
@@ -417,6 +436,11 @@ class Rig:
                 elif key.data == "emulator" and self.read_emulator() == b"":
                     self.say("emulator: exited (%s)" % self.emulator.wait())
                     self.forget_pty()
+            if self.cut_at is not None and time.monotonic() >= self.cut_at and self.qemu.poll() is None:
+                self.cut_at = None
+                self.qemu.kill()
+                self.qemu.wait()
+                self.say("power cut: qemu killed")
             if self.qemu.poll() is not None:
                 self.say("qemu: exited with %d after %.1f s" % (self.qemu.returncode,
                                                                 time.monotonic() - self.qemu_started))

@@ -2,7 +2,7 @@
 # The scenario scripts/vm-test runs in the VM (started by the base image's lodestar-rig.service, from the
 # payload drive mounted at /rig). Boot 1: the rig's smoke checks (systemd, the USB GPS's plug and unplug,
 # gpsd's hotplug, USB port power), then Lodestar's package when the payload has one; then a reboot with the
-# receiver still plugged in. Boot 2: gpsd (and Lodestar) pick the receiver up at boot. Every check ends in a
+# receiver still plugged in (a power cut while Lodestar writes, when it runs). Boot 2: gpsd (and Lodestar) pick the receiver up at boot. Every check ends in a
 # `result` line on the host; timings are `log` lines.
 set -u
 . /rig/lib.sh
@@ -211,6 +211,8 @@ run_lodestar() {
   # The emulator's clock before Lodestar is there: the commands after it are Lodestar's (and gpsd's on its
   # behalf); kept on disk for boot 2.
   emulator_report && report_clock "$REPORT" > /var/lib/lodestar-rig/lodestar-clock
+  # Boot 1 ends in a power cut: on the disk now.
+  sync /var/lib/lodestar-rig/lodestar-clock
   install_lodestar || return 1
   # The package starts the service at once, with its example config (a /dev/ttyACM0 receiver).
   log "lodestar: right after install: $(systemctl show -p ActiveState,SubState,StatusText lodestar | tr '\n' ' ')"
@@ -295,6 +297,13 @@ if [ "$boot" = 1 ]; then
   # Reboot with the receiver plugged in: boot 2 checks that it is picked up at boot (rig.py starts qemu
   # again on the same overlay and reconnects the receiver).
   test -c /dev/ttyUSB0 || { rig unplug; rig plug; wait_for 30 test -c /dev/ttyUSB0; }
+  # With the service running, the reboot is a power cut while it writes (lodestar.sh, power_cut); boot 2
+  # checks what it lost.
+  if declare -F power_cut >/dev/null && systemctl is-active -q lodestar && power_cut; then
+    sleep 60
+    log "still running 60 s after the power cut was asked for"
+    exit 1
+  fi
   rig reboot-expected
   echo reboot > /run/lodestar-rig/after
   log "rebooting"
@@ -311,6 +320,7 @@ fi
 if [ -n "$deb" ] && dpkg-query -W lodestar >/dev/null 2>&1; then
   sleep 20
   lodestar_state boot2-lodestar-service
+  run_check check_power_cut
   power_commands boot2-lodestar-power-commands
   run_check check_mediatek
   run_check check_purge

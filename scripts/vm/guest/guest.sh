@@ -2,8 +2,8 @@
 # The scenario scripts/vm-test runs in the VM (started by the base image's lodestar-rig.service, from the
 # payload drive mounted at /rig). Boot 1: the rig's smoke checks (systemd, the USB GPS's plug and unplug,
 # gpsd's hotplug, USB port power), then Lodestar's package when the payload has one; then a reboot with the
-# receiver still plugged in (a power cut while Lodestar writes, when it runs). Boot 2: gpsd (and Lodestar) pick the receiver up at boot. Every check ends in a
-# `result` line on the host; timings are `log` lines.
+# receiver still plugged in (a power cut while Lodestar writes, when it runs). Boot 2: gpsd (and Lodestar)
+# pick the receiver up at boot. Every check ends in a `result` line on the host; timings are `log` lines.
 set -u
 . /rig/lib.sh
 . /rig/rig.conf  # RIG_PROFILE, RIG_CONNECTION: what vm-test was asked for

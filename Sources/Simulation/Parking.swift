@@ -4,7 +4,8 @@ import GPSModel
 /// A parked receiver's fixes wander, tens of metres and at times more than a hundred, so neither a speed nor
 /// one fix outside a small circle means the vehicle left: a park is a stretch of at least `minimum` seconds
 /// whose fixes stay within `leave` of their centre, and it is left when a fix lies farther than `leave`. The
-/// departure is then dated back to the last fix within `radius` of the centre: the moment it went for good.
+/// departure is then dated back to the last fix within `radius` of the centre, or the last slower than
+/// `standingSpeed` if later: the moment it went for good.
 public struct ParkRule: Sendable, Equatable {
     /// Shortest park, in seconds: shorter stands (lights, queues, a delivery) are stops, not parks.
     public var minimum: Double
@@ -13,10 +14,14 @@ public struct ParkRule: Sendable, Equatable {
     /// How far from the centre a fix must lie before the park counts as left, in metres.
     public var leave: Double
 
-    public init(minimum: Double = 600, radius: Double = 100, leave: Double = 250) {
+    /// m/s: a fix slower than this stands, wherever its position wandered.
+    public var standingSpeed: Double
+
+    public init(minimum: Double = 600, radius: Double = 100, leave: Double = 250, standingSpeed: Double = 0.5) {
         self.minimum = minimum
         self.radius = radius
         self.leave = leave
+        self.standingSpeed = standingSpeed
     }
 }
 
@@ -64,7 +69,7 @@ public struct ParkingFigures: Sendable, Equatable {
 
     public struct Park: Sendable, Equatable {
         public var start: Double
-        /// The last fix within `radius` before the vehicle left; nil when the track ends parked.
+        /// The last fix within `radius`, or standing, before the vehicle left; nil when the track ends parked.
         public var departure: Double?
         /// From the departure to the first location the application was given farther than `radius` from the
         /// park's centre: seconds, and metres travelled along the true track. Nil when none came.
@@ -144,7 +149,9 @@ struct ParkFinder: Sendable {
             current.latitude += location.latitude
             current.longitude += location.longitude
             current.count += 1
-            if distance <= rule.radius {
+            // A fix beyond the radius that reports the receiver standing (Doppler speed is not fooled by the
+            // position's wander) still dates the departure: the vehicle left after it.
+            if distance <= rule.radius || location.speed.map({ $0 < rule.standingSpeed }) == true {
                 current.lastInside = t
                 current.metresSinceInside = 0
                 current.seen = nil

@@ -41,6 +41,38 @@ private func at(_ t: Double, east: Double, north: Double = 0) -> Location {
         #expect(abs((park.seenAfterMetres ?? 0) - (1229 - departure) * 10) < 1, "\(park)")
     }
 
+    /// A park that ends in a wander 150 m off (past the circle), the receiver reporting 0 m/s there for 10 s, then
+    /// a drive on from that spot: the departure is the last fix that stood, not the last within the circle, and
+    /// the wander's jump is not counted as metres travelled. The same fixes without a speed date it as before.
+    @Test func aDepartureIsDatedAtTheLastFixThatStoodWhereverItWandered() {
+        for reportsSpeed in [true, false] {
+            var finder = ParkFinder(rule: ParkRule())
+            func fix(_ t: Double, east: Double, speed: Double) -> Location {
+                var location = at(t, east: east)
+                location.speed = reportsSpeed ? speed : nil
+                return location
+            }
+            for second in 0..<700 { finder.truth(Double(second), fix(Double(second), east: 0, speed: 0)) }
+            for second in 700..<710 { finder.truth(Double(second), fix(Double(second), east: 150, speed: 0)) }
+            for second in 710..<740 {
+                let t = Double(second)
+                finder.truth(t, fix(t, east: 150 + (t - 709) * 10, speed: 10))
+                if second == 715 { finder.delivered(t, fix(t, east: 150 + (t - 709) * 10, speed: 10)) }
+            }
+            let parks = finder.finish()
+            #expect(parks.count == 1, "\(parks)")
+            if reportsSpeed {
+                #expect(parks[0].departure == 709, "\(parks)")
+                #expect(parks[0].seenAfter == 6, "\(parks)")
+                #expect(abs((parks[0].seenAfterMetres ?? 0) - 60) < 1, "\(parks)")
+            } else {
+                #expect(parks[0].departure == 699, "\(parks)")
+                #expect(parks[0].seenAfter == 16, "\(parks)")
+                #expect(abs((parks[0].seenAfterMetres ?? 0) - 210) < 1, "\(parks)")
+            }
+        }
+    }
+
     /// A location given before the departure is confirmed (the car is 150 m out, not yet 250 m) dates the
     /// sighting; one given inside the circle does not.
     @Test func aLocationBeyondTheCircleSeenBeforeTheDepartureIsConfirmedCounts() {

@@ -209,6 +209,18 @@ public struct Policy: Sendable {
         var wakeExtra = 0.0
         /// With a motion sensor: the hints that proved false, kept across pauses (a false resume ends one).
         var hints = HintQuiet()
+        /// Resumed from a pause: where the device stood and when it resumed, until a fix lies the prediction's
+        /// bound from there (`considerNap`).
+        var departure: Departure?
+    }
+
+    /// A departure from a pause, watched out without naps.
+    struct Departure: Sendable {
+        var anchor: Location
+        var since: Instant
+        /// Seconds the watch lasts at most: a resume that goes nowhere (a car park's crawl, a false one) is
+        /// left to the naps and the stationary detector after this.
+        static let longest = 60.0
     }
 
     var stationaryRule: StationaryRule? {
@@ -339,6 +351,7 @@ public struct Policy: Sendable {
                 emit(.resumed, detail)
                 reason = detail
                 if pause.byHint { state.hints.resumed = (now, pause.anchor) }
+                state.departure = Departure(anchor: pause.anchor, since: now)
                 state.phase = .tracking
                 state.detector.reset()
                 _ = state.detector.observe(
@@ -463,11 +476,12 @@ public struct Policy: Sendable {
             probeDue(now: now)
             reason = "motion hint: probing for departure"
             return
-        case .paused:
+        case .paused(let pause):
             cancelTimer(.probe)
             cancelTimer(.probeTimeout)
             emit(.resumed, "motion hint from an external sensor")
             reason = "motion hint: resuming updates"
+            state.departure = Departure(anchor: pause.anchor, since: now)
             state.phase = .tracking
             state.detector.reset()
             state.warmUpStart = now

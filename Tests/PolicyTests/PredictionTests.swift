@@ -281,6 +281,42 @@ import Testing
         #expect(harness.timers[.predictionWake] == nil)
     }
 
+    /// Resumed from a pause, the receiver stays up until a fix lies the bound (100 m) from the anchor, so the
+    /// application learns of the departure from the first fix out; then it naps as before. A resume that goes
+    /// nowhere (circling a car park) naps again after a minute, and one whose next fix is slower than the car's
+    /// moving speed (a parked receiver's wander) at once.
+    @Test(arguments: [(true, 3.0), (false, 3.0), (false, 0.0)])
+    func afterAResumeNoNapUntilTheTrackHasLeftTheAnchorByTheBound(leaves: Bool, speed: Double) throws {
+        var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        harness.stationary(from: 0, to: 400)
+        #expect(harness.policy.isPaused)
+        let probe = try #require(harness.timers[.probe]).seconds
+        harness.advance(to: probe)
+        let resume = harness.fix(makeFix(t: probe + 2, east: 20, speed: 9), at: probe + 2)
+        #expect(resume.eventNames == ["resumed"])
+        #expect(resume.scheduled(.predictionWake) == nil)
+        var t = probe + 3
+        var napped: Double?
+        while t < probe + 200, napped == nil {
+            let east = leaves ? 20 + (t - probe - 2) * 3 : 40 + (t.truncatingRemainder(dividingBy: 2)) * 20
+            let actions = harness.fix(makeFix(t: t, east: east, speed: speed), at: t)
+            if actions.scheduled(.predictionWake) != nil {
+                napped = t
+                #expect(east > 100 || !leaves, "napped \(east) m from the anchor")
+            }
+            t += 1
+        }
+        let at = try #require(napped, "never napped")
+        if leaves {
+            #expect(at - probe - 2 <= 30, "napped \(at - probe - 2) s after the resume")
+        } else if speed == 0 {
+            #expect(at == probe + 3, "napped \(at - probe - 2) s after the resume")
+        } else {
+            #expect(at - probe - 2 >= 60 && at - probe - 2 <= 61, "napped \(at - probe - 2) s after the resume")
+        }
+    }
+
     @Test func aRequestDuringANapPowersUpAndItsFixEndsTheNap() throws {
         var harness = Harness(configuration: Self.configuration(), receiver: .ublox8)
         harness.send(.startUpdates(Self.car), at: 0)

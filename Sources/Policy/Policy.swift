@@ -218,8 +218,8 @@ public struct Policy: Sendable {
     struct Departure: Sendable {
         var anchor: Location
         var since: Instant
-        /// Seconds the watch lasts at most: a resume that goes nowhere (a car park's crawl, a false one) is
-        /// left to the naps and the stationary detector after this.
+        /// Seconds the watch lasts at most: a resume that goes nowhere at speed (circling a car park) is left
+        /// to the naps and the stationary detector after this.
         static let longest = 60.0
     }
 

@@ -94,7 +94,11 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         }
         let seen = regimes(updates)
         #expect(seen.count > 50, "naps: \(seen.count) regime changes")
-        #expect(seen.filter { $0 != .off }.count >= expected.filter { $0 != .off }.count - 1)
+        // The two agree change for change for the first ten minutes of the drive. At a wake after a gap in the
+        // fixes the live run's recent speed differs from the simulation's (an 18 s nap against 17 s), and from
+        // there their wakes, pauses and probes fall on other fixes: the counts are compared within 3 %.
+        let (seenUp, expectedUp) = (seen.filter { $0 != .off }.count, expected.filter { $0 != .off }.count)
+        #expect(Double(seenUp) >= 0.97 * Double(expectedUp), "\(seenUp) changes up, the simulation \(expectedUp)")
         #expect(!locations(updates).isEmpty)
     }
 

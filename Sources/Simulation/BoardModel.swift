@@ -44,7 +44,7 @@ public struct BoardModel: Sendable, Equatable {
         BoardModel(
             name: "pi4", title: "Raspberry Pi 4 Model B", idle: 320, active: 600,
             sources: [
-                "idle": "Jeff Geerling's sbc-reviews on GitHub, \"Raspberry Pi 4 model B\": idle power draw 1.6 W at the wall",
+                "idle": "\(sbcReviews), \"Raspberry Pi 4 model B\": idle power draw 1.6 W at the wall",
                 "active": documentation,
             ]),
         BoardModel(

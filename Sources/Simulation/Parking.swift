@@ -29,17 +29,17 @@ public struct ParkRule: Sendable, Equatable {
 /// position within `radius` of its centre (the park rule's `leave`) is the centre. The receiver's wander there
 /// is noise, not the vehicle moving, so neither a true fix nor a delivered location that wandered inside the
 /// circle counts as elsewhere.
-public struct ParkCircle: Sendable, Equatable {
-    public var latitude: Double
-    public var longitude: Double
-    public var radius: Double
+struct ParkCircle: Sendable, Equatable {
+    var latitude: Double
+    var longitude: Double
+    var radius: Double
 
-    public init(latitude: Double, longitude: Double, radius: Double) {
+    init(latitude: Double, longitude: Double, radius: Double) {
         (self.latitude, self.longitude, self.radius) = (latitude, longitude, radius)
     }
 
     /// The location at the centre when it lies within the circle, else unchanged.
-    public func place(_ location: Location) -> Location {
+    func place(_ location: Location) -> Location {
         guard
             Geodesy.distance(
                 latitude1: latitude, longitude1: longitude, latitude2: location.latitude,

@@ -21,7 +21,7 @@ import Testing
         config["logLevel"] = "debug"
         try run.writeConfig(config)
         // The file exists before the process, so its inode is known; ChildProcess opens it without replacing it.
-        FileManager.default.createFile(atPath: run.stderrPath, contents: nil)
+        try #require(FileManager.default.createFile(atPath: run.stderrPath, contents: nil))
         var info = stat()
         #expect(stat(run.stderrPath, &info) == 0)
         try run.start(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"])
@@ -48,7 +48,7 @@ import Testing
     /// and the level drops what matters less before it is written.
     @Test func noPrefixOffTheJournalAndTheLevelFilters() throws {
         let file = try #require(TemporaryDirectory(prefix: "lodestar-journal")).path + "/stderr"
-        FileManager.default.createFile(atPath: file, contents: nil)
+        try #require(FileManager.default.createFile(atPath: file, contents: nil))
         let descriptor = open(file, O_WRONLY)
         defer { close(descriptor) }
         var info = stat()

@@ -342,21 +342,15 @@ public struct Policy: Sendable {
             let speed = location.speed ?? 0
             let driving = speed > 2 * rule.movingSpeed || (pause.confirming && speed > rule.movingSpeed)
             if outside || driving {
-                cancelTimer(.probe)
-                cancelTimer(.probeTimeout)
                 let detail =
                     outside
                     ? "probe fix \(Words.distance(distance)) from anchor"
                     : "probe fix moving at \(Words.speed(speed)), \(Words.distance(distance)) from anchor"
-                emit(.resumed, detail)
+                resume(&state, from: pause, detail: detail, now: now)
                 reason = detail
                 if pause.byHint { state.hints.resumed = (now, pause.anchor) }
-                state.departure = Departure(anchor: pause.anchor, since: now)
-                state.phase = .tracking
-                state.detector.reset()
                 _ = state.detector.observe(
                     location, now: now, rule: rule, maximumGap: stationaryGap, countedGap: configuration.maximumAge)
-                state.warmUpStart = now
                 deliver(location, state: &state, now: now)
             } else if pause.probing, !pause.confirming, speed > rule.movingSpeed {
                 pause.confirming = true
@@ -462,6 +456,18 @@ public struct Policy: Sendable {
         }
     }
 
+    /// Out of a pause, tracking again (a probe's fix or a hint showed movement): the departure is watched out
+    /// without naps (`considerNap`).
+    mutating func resume(_ state: inout Updates, from pause: Pause, detail: String, now: Instant) {
+        cancelTimer(.probe)
+        cancelTimer(.probeTimeout)
+        emit(.resumed, detail)
+        state.departure = Departure(anchor: pause.anchor, since: now)
+        state.phase = .tracking
+        state.detector.reset()
+        state.warmUpStart = now
+    }
+
     mutating func motionHint(now: Instant) {
         guard var state = updates else { return }
         switch state.phase {
@@ -477,14 +483,8 @@ public struct Policy: Sendable {
             reason = "motion hint: probing for departure"
             return
         case .paused(let pause):
-            cancelTimer(.probe)
-            cancelTimer(.probeTimeout)
-            emit(.resumed, "motion hint from an external sensor")
+            resume(&state, from: pause, detail: "motion hint from an external sensor", now: now)
             reason = "motion hint: resuming updates"
-            state.departure = Departure(anchor: pause.anchor, since: now)
-            state.phase = .tracking
-            state.detector.reset()
-            state.warmUpStart = now
         case .tracking where configuration.motion.sensor, .napping where configuration.motion.sensor:
             // A sensor's hints wake a pause; while up, the fixes decide. Restarting the window at each hint
             // kept a receiver whose sensor fires all the time (an idling engine, a faulty switch) from ever

@@ -110,12 +110,13 @@ struct ParkFinder: Sendable {
 
     private struct Run: Sendable {
         var start: Double
-        var lastInside: Double
+        /// The last fix within `radius`, or standing: the departure, if the next ones leave.
+        var lastParked: Double
         var latitude: Double
         var longitude: Double
         var count: Double
-        var metresSinceInside = 0.0
-        /// The first location given farther than `radius` since `lastInside`: seconds and metres after it.
+        var metresSinceParked = 0.0
+        /// The first location given farther than `radius` since `lastParked`: seconds and metres after it.
         var seen: (seconds: Double, metres: Double)?
 
         var centre: (latitude: Double, longitude: Double) { (latitude / count, longitude / count) }
@@ -128,7 +129,7 @@ struct ParkFinder: Sendable {
     /// its radius `leave`: a wander is told from a departure only once it goes that far, so up to then it is
     /// the park (the departure's own figures are dated back to the last fix within `radius`).
     var circle: ParkCircle? {
-        guard let run, run.lastInside - run.start >= rule.minimum else { return nil }
+        guard let run, run.lastParked - run.start >= rule.minimum else { return nil }
         let centre = run.centre
         return ParkCircle(latitude: centre.latitude, longitude: centre.longitude, radius: rule.leave)
     }
@@ -138,7 +139,7 @@ struct ParkFinder: Sendable {
         previous = location
         awaiting?.metres += step
         guard var current = run else {
-            run = Run(start: t, lastInside: t, latitude: location.latitude, longitude: location.longitude, count: 1)
+            run = Run(start: t, lastParked: t, latitude: location.latitude, longitude: location.longitude, count: 1)
             return
         }
         let centre = current.centre
@@ -152,18 +153,18 @@ struct ParkFinder: Sendable {
             // A fix beyond the radius that reports the receiver standing (Doppler speed is not fooled by the
             // position's wander) still dates the departure: the vehicle left after it.
             if distance <= rule.radius || location.speed.map({ $0 < rule.standingSpeed }) == true {
-                current.lastInside = t
-                current.metresSinceInside = 0
+                current.lastParked = t
+                current.metresSinceParked = 0
                 current.seen = nil
             } else {
-                current.metresSinceInside += step
+                current.metresSinceParked += step
             }
             run = current
             return
         }
-        current.metresSinceInside += step
+        current.metresSinceParked += step
         close(current, departed: true)
-        run = Run(start: t, lastInside: t, latitude: location.latitude, longitude: location.longitude, count: 1)
+        run = Run(start: t, lastParked: t, latitude: location.latitude, longitude: location.longitude, count: 1)
     }
 
     /// A location the application was given at `t`.
@@ -178,31 +179,31 @@ struct ParkFinder: Sendable {
             parks[waiting.index].seenAfterMetres = waiting.metres
             awaiting = nil
         }
-        guard var current = run, current.seen == nil, t >= current.lastInside,
-            current.lastInside - current.start >= rule.minimum
+        guard var current = run, current.seen == nil, t >= current.lastParked,
+            current.lastParked - current.start >= rule.minimum
         else { return }
         let centre = current.centre
         if Geodesy.distance(
             latitude1: centre.latitude, longitude1: centre.longitude, latitude2: location.latitude,
             longitude2: location.longitude) > rule.radius
         {
-            current.seen = (t - current.lastInside, current.metresSinceInside)
+            current.seen = (t - current.lastParked, current.metresSinceParked)
             run = current
         }
     }
 
     private mutating func close(_ current: Run, departed: Bool) {
-        guard current.lastInside - current.start >= rule.minimum else { return }
+        guard current.lastParked - current.start >= rule.minimum else { return }
         let centre = current.centre
         parks.append(
             ParkingFigures.Park(
-                start: current.start, departure: departed ? current.lastInside : nil, seenAfter: current.seen?.seconds,
+                start: current.start, departure: departed ? current.lastParked : nil, seenAfter: current.seen?.seconds,
                 seenAfterMetres: current.seen?.metres))
         // A departure not seen yet waits for the next location beyond the circle (the one before it, if any, is
         // never seen now).
         awaiting =
             departed && current.seen == nil
-            ? (parks.count - 1, centre.latitude, centre.longitude, current.metresSinceInside) : nil
+            ? (parks.count - 1, centre.latitude, centre.longitude, current.metresSinceParked) : nil
     }
 
     /// The parks, the track having ended: a park still open has no departure.

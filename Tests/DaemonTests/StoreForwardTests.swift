@@ -115,6 +115,11 @@ import Testing
                 // The next start writes a new stderr file.
                 earlierLogs += daemon.stderr + "--- SIGKILL; started again ---\n"
                 try daemon.start(startReceiver: false)
+                // Two kills due at once (the restart took receiver minutes under load) would kill the new process
+                // before it started its uploaders: each kill is of a daemon that runs.
+                try await daemon.waitUntil("the daemon to start again", timeout: 30) {
+                    daemon.stderr.contains("lodestar run: upload traccar: to")
+                }
             }
             try await Task.sleep(for: .milliseconds(100))
         }

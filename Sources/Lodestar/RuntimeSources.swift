@@ -129,7 +129,10 @@ final class ReplaySource: RuntimeSource {
         // ever), and the runtime shuts the policy down at the last event's instant.
         guard index < events.count else { return .ended(at: now) }
         let (t, event) = events[index]
-        if let deadline, deadline.seconds < t {
+        // A timer due at the event's own instant fires first, as in `lodestar replay` (`SimulationRun`): a
+        // wake due then brings the receiver up only from that instant, so a fix of the same instant waits for
+        // its time to first fix like any other.
+        if let deadline, deadline.seconds <= t {
             guard waitUntil(deadline.seconds, inbox: inbox) else { return .idle }
             clock = max(clock, deadline.seconds)
             return .idle

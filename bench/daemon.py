@@ -180,6 +180,20 @@ def thread_times(pid):
     return times
 
 
+def wakes(pid):
+    """Context switches summed over the live threads (voluntary: the thread slept, on poll or a lock)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            status = read(f"/proc/{pid}/task/{task}/status")
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                total += int(line.split()[1])
+    return total
+
+
 def cpu_figures(pid):
     """(utime s, stime s, schedstat s summed over the live threads) of a process."""
     ticks = read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
@@ -361,7 +375,7 @@ def cpu_run(binary, groups, speed, first="gpxlogger"):
         clients, outputs = start_clients(commands, work, in_turn=True)
         daemon.feed(groups, speed)
         settled([p.pid for p in clients.values()], [o for o, _ in outputs.values()])
-        figures = {name: cpu_figures(p.pid) + memory(p.pid) for name, p in clients.items()}
+        figures = {name: cpu_figures(p.pid) + memory(p.pid) + (wakes(p.pid),) for name, p in clients.items()}
         if os.environ.get("BENCH_THREADS"):  # where lodestar's time went, thread by thread
             print("    lodestar threads (schedstat s): "
                   + ", ".join(f"{t:.3f}" for t in thread_times(clients["lodestar"].pid)))
@@ -381,7 +395,7 @@ def cpu(binary, capture, runs, speed):
     groups = epochs(open(capture, "rb").read())
     print(f"capture: {capture} ({os.path.getsize(capture)} bytes, {len(groups)} epochs) at {speed:g}x its pace")
     print(f"lodestar: {' '.join(lodestar_command(binary, 'PORT')[1:])}")
-    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8} {'priv KiB':>8} {'PSS KiB':>8}")
+    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8} {'priv KiB':>8} {'PSS KiB':>8} {'switches':>8}")
     ratios, ticks_ratios = [], []
     by_first = {"lodestar": [], "gpxlogger": []}
     for run in range(1, runs + 1):
@@ -392,9 +406,9 @@ def cpu(binary, capture, runs, speed):
         first = "gpxlogger" if run % 2 else "lodestar"
         figures, lines, points = cpu_run(binary, groups, speed, first)
         for name in ("lodestar", "gpxlogger"):
-            user, system, sched, _, hwm, private, pss, _ = figures[name]
+            user, system, sched, _, hwm, private, pss, _, switches = figures[name]
             print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}"
-                  f" {private:8d} {pss:8d}")
+                  f" {private:8d} {pss:8d} {switches:8d}")
         ratio = figures["lodestar"][2] / figures["gpxlogger"][2]
         ticks = (figures["lodestar"][0] + figures["lodestar"][1]) / max(0.01, figures["gpxlogger"][0] + figures["gpxlogger"][1])
         ratios.append(ratio)

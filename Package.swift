@@ -59,9 +59,16 @@ let package = Package(
             path: "Sources/CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // glibc's malloc.h (its allocator settings), which Swift's Glibc module leaves out; only SystemInterface
+        // imports it.
+        .systemLibrary(
+            name: "CMalloc",
+            path: "Sources/CMalloc"
+        ),
         // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the
-        // monotonic clock, threads, child processes, and the Logger the daemon is handed.
-        .target(name: "SystemInterface"),
+        // monotonic clock, threads, child processes, the allocator's settings, and the Logger the daemon is
+        // handed.
+        .target(name: "SystemInterface", dependencies: ["CMalloc"]),
         .target(name: "GPSModel"),
         // The one JSON scanner, value tree and writer: gpsd lines, captures, profiles and command output.
         .target(name: "JSON"),

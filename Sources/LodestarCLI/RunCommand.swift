@@ -68,6 +68,7 @@ enum RunCommand {
             context.say(format.line(message))
         }
         HangupSignal.install()
+        ProcessMemory.keepLargeBlocksMapped()
         var current = setup
         let service = DaemonService(
             setup: setup,

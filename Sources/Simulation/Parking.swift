@@ -127,7 +127,7 @@ struct ParkFinder: Sendable {
     /// The park the true track is in, from the moment the stretch has lasted `minimum` (as a park is told from
     /// a stop) to the fix that leaves it; nil otherwise. Its centre is the mean of the stretch's fixes so far,
     /// its radius `leave`: a wander is told from a departure only once it goes that far, so up to then it is
-    /// the park (the departure's own figures are dated back to the last fix within `radius`).
+    /// the park (the departure's own figures are dated back to the last fix within `radius`, or standing).
     var circle: ParkCircle? {
         guard let run, run.lastParked - run.start >= rule.minimum else { return nil }
         let centre = run.centre

@@ -79,6 +79,18 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
     }
 }
 
+/// The regime changes `lodestar replay --profile` gives for `contents` (the simulation the manager's replay
+/// must agree with).
+private func simulatedRegimes(_ contents: CaptureContents, _ setup: SimulationSetup)
+    -> [(regime: ReceiverRegime, reason: String)]
+{
+    var changes: [(regime: ReceiverRegime, reason: String)] = []
+    _ = ReceiverSimulation(setup: setup).run(contents) { output in
+        if case .regime(_, let regime, let reason) = output { changes.append((regime, reason)) }
+    }
+    return changes
+}
+
 @Suite(.tags(.gpsd)) struct LocationManagerTests {
     /// A manager made from a profile runs that profile's policy: the car's naps and pauses on a real drive,
     /// the same regime changes `replay --profile car` prints.
@@ -88,10 +100,7 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         let manager = LocationManager(source: .replay(contents, speed: nil), profile: profile)
         manager.startUpdatingLocation(profile.updates)
         let updates = await allUpdates(manager.updates)
-        var expected: [ReceiverRegime] = []
-        _ = ReceiverSimulation(setup: profile.simulationSetup).run(contents) { output in
-            if case .regime(_, let regime, _) = output { expected.append(regime) }
-        }
+        let expected = simulatedRegimes(contents, profile.simulationSetup).map(\.regime)
         let seen = regimes(updates)
         #expect(seen.count > 50, "naps: \(seen.count) regime changes")
         // Change for change: the runtime's replay fires a timer due at an event's instant before the event, as
@@ -169,10 +178,9 @@ private func regimes(_ updates: [LocationUpdate]) -> [ReceiverRegime] {
         let probes = updates.compactMap { update -> String? in
             if case .regime(.continuous, let reason) = update, reason.hasPrefix("probing") { reason } else { nil }
         }
-        var simulated: [String] = []
         let setup = SimulationSetup(updates: UpdatesConfiguration(activityType: .fitness), receiver: .switchedNMEA)
-        _ = ReceiverSimulation(setup: setup).run(try capture.contents()) { output in
-            if case .regime(_, .continuous, let reason) = output, reason.hasPrefix("probing") { simulated.append(reason) }
+        let simulated = simulatedRegimes(try capture.contents(), setup).compactMap { change in
+            change.regime == .continuous && change.reason.hasPrefix("probing") ? change.reason : nil
         }
         // Fitness: pause after 2 min, then probes 30 s, 45 s, 68 s and 101 s apart, each counted from the fix
         // of the one before (a switched receiver's time to first fix after it): four in the 8 min left, each

@@ -37,12 +37,18 @@ extension Policy {
         // without those naps); staying up costs the few seconds it takes to leave. A fix slower than the
         // activity's moving speed (a probe that landed out in a parked receiver's wander, a crawl) ends it:
         // staying up for the wander cost a sixth more parked with probes of 1 to 10 minutes.
-        if let departure = state.departure {
-            if now - departure.since < Departure.longest, speed >= (stationaryRule?.movingSpeed ?? 0),
-                Geodesy.distance(from: departure.anchor, to: location) <= bound
+        if var departure = state.departure {
+            let anchor = departure.anchor ?? location
+            departure.anchor = anchor
+            state.departure = departure
+            let moving = speed >= (stationaryRule?.movingSpeed ?? 0)
+            if now - departure.since < Departure.longest, moving, Geodesy.distance(from: anchor, to: location) <= bound
             {
                 return
             }
+            // A hint's wake that found the device as slow as before: the hints are quieted, as after a pause's
+            // false alarm, so a sensor that fires all the time (an idling engine) does not end every nap.
+            if departure.byHint, !moving { _ = quietHints(&state.hints, now: now) }
             state.departure = nil
         }
         let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
@@ -89,7 +95,14 @@ extension Policy {
         // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.
         let sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
         state.wakeExtra = 0
-        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        // A hint's wake that found no fix quiets the hints, so a sensor that fires all the time does not keep
+        // the receiver up where there is no sky.
+        if state.departure?.byHint == true {
+            _ = quietHints(&state.hints, now: now)
+            state.departure = nil
+        }
+        let stood = (recentSpeed ?? 0) < (stationaryRule?.movingSpeed ?? 0)
+        state.phase = .napping(Nap(since: now, wakeAt: now + sleep, failedWhereItStood: stood))
         let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
         state.detector.expectDark(from: now, until: now + sleep + firstFix)
         acquisitionFailed(

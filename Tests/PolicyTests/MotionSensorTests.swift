@@ -129,3 +129,97 @@ import Testing
         #expect(harness.send(.motionHint, at: 490).regimes == [.continuous])
     }
 }
+
+/// A hint while napping (docs/contract.md §4): it ends a nap that followed a failed wake where the device stood
+/// (a car park without sky, where the failed wakes back off to two minutes), and the departure is watched out
+/// from the wake's first fix; naps planned from a fix, and failed wakes while driving (a tunnel), are left alone.
+@Suite struct MotionHintWhileNappingTests {
+    /// A u-blox 8 with prediction and a sensor: napping after a still fix at 1 s, its wake at 19 s failing at
+    /// 31 s (2 s expected, 10 s margin), the next attempt at 43 s.
+    static func failedWhereItStood(speed: Double = 0) throws -> Harness {
+        var configuration = PredictionTests.configuration()
+        configuration.acquisition.wakeMargin = 10
+        configuration.motion = MotionRule(sensor: true, fallbackProbeInterval: 1800, falseAlarmQuiet: 60)
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(PredictionTests.car), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: speed), at: 1)
+        let wake = try #require(harness.timers[.predictionWake])
+        harness.advance(to: wake.seconds)
+        let timeout = try #require(harness.timers[.acquisitionTimeout])
+        let failed = harness.advance(to: timeout.seconds)
+        #expect(failed.events.map(\.kind) == [.acquisitionFailed])
+        #expect(harness.policy.isNapping)
+        return harness
+    }
+
+    @Test func aHintEndsTheNapAfterAFailedWakeWhereTheDeviceStood() throws {
+        var harness = try Self.failedWhereItStood()
+        #expect(harness.timers[.predictionWake] == 43)
+        let hint = harness.send(.motionHint, at: 35)
+        #expect(hint.regimes == [.continuous])
+        #expect(hint.regimeReasons == ["motion hint: waking from a nap where no fix was found"])
+        #expect(hint.contains(.cancel(.predictionWake)))
+        #expect(harness.timers[.acquisitionTimeout] != nil)
+        // Driving off at 8 m/s: each fix is delivered and the receiver stays up until the track is the bound
+        // (100 m) from the wake's first fix, then naps again.
+        var t = 37.0
+        var east = 0.0
+        while east <= 100 {
+            let moving = harness.fix(makeFix(t: t, east: east, accuracy: 5, speed: 8), at: t)
+            #expect(moving.delivered.count == 1)
+            #expect(moving.scheduled(.predictionWake) == nil, "napped \(east) m from the first fix")
+            t += 1
+            east += 8
+        }
+        let away = harness.fix(makeFix(t: t, east: east, accuracy: 5, speed: 8), at: t)
+        #expect(away.scheduled(.predictionWake) != nil)
+    }
+
+    @Test func aHintLeavesANapPlannedFromAFixAlone() throws {
+        var configuration = PredictionTests.configuration()
+        configuration.motion = MotionRule(sensor: true, fallbackProbeInterval: 1800, falseAlarmQuiet: 60)
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(PredictionTests.car), at: 0)
+        #expect(harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1).scheduled(.predictionWake) == 19)
+        #expect(harness.send(.motionHint, at: 5).regimes.isEmpty)
+        #expect(harness.timers[.predictionWake] == 19)
+    }
+
+    /// In a tunnel the car was driving when the fixes stopped: a hint says nothing new there.
+    @Test func aHintLeavesTheNapAfterAFailedWakeWhileDrivingAlone() throws {
+        var harness = try Self.failedWhereItStood(speed: 10)
+        let wake = harness.timers[.predictionWake]
+        #expect(wake != nil)
+        let failedAt = try #require(harness.log.last?.at.seconds)
+        #expect(harness.send(.motionHint, at: failedAt + 1).regimes.isEmpty)
+        #expect(harness.timers[.predictionWake] == wake)
+    }
+
+    /// A hint's wake that finds the device still, or no fix at all, is a false alarm: hints are ignored for the
+    /// quiet minute after it.
+    @Test(arguments: [true, false])
+    func aHintsWakeThatShowsNoDepartureQuietsTheHints(withAFix: Bool) throws {
+        var harness = try Self.failedWhereItStood()
+        harness.send(.motionHint, at: 35)
+        if withAFix {
+            // Still where it stood: a nap planned from the fix, then a failed wake, a nap after it.
+            let still = harness.fix(makeFix(t: 37, east: 2, accuracy: 5, speed: 0), at: 37)
+            let wake = try #require(still.scheduled(.predictionWake))
+            harness.advance(to: wake.seconds)
+        }
+        let timeout = try #require(harness.timers[.acquisitionTimeout]).seconds
+        #expect(harness.advance(to: timeout).events.map(\.kind) == [.acquisitionFailed])
+        #expect(harness.policy.isNapping)
+        // Within a minute of the false alarm: the hint is ignored.
+        #expect(timeout + 1 < 35 + 60)
+        let quiet = harness.send(.motionHint, at: timeout + 1)
+        #expect(quiet.regimes.isEmpty)
+        // Once the quiet has ended (at 107 s at the latest), the failed wakes go on and a hint ends a nap again.
+        var now = timeout
+        while now < 110 || !harness.policy.isNapping {
+            now = try #require(harness.timers[.predictionWake] ?? harness.timers[.acquisitionTimeout]).seconds
+            harness.advance(to: now)
+        }
+        #expect(harness.send(.motionHint, at: now + 0.5).regimes == [.continuous])
+    }
+}

@@ -22,10 +22,15 @@ unchanged for 0.5 s after gpsd closed the device (no message from the command ne
         CPU time natively, the same slice at the same pace each time; each against gpxlogger's.
         BENCH_VARIANTS picks some by name, BENCH_KEEP=DIR keeps the callgrind files for callgrind_annotate,
         BENCH_PASSES=callgrind runs only the first.
+  order  the same slice under callgrind for `run`, `run` always-on and `watch`, and `lodestar --help`, with a
+        binary that keeps its symbols (bench/function-order.sh builds it): every function of the binary that
+        ran, the most instructions first, one mangled name a line, written to OUT, which scripts/build-release
+        gives the linker as its symbol ordering file.
 
 usage: daemon.py cpu  LODESTAR_BINARY CAPTURE [RUNS] [SPEED]
        daemon.py callgrind LODESTAR_BINARY CAPTURE [SPEED]
        daemon.py soak LODESTAR_BINARY CAPTURE [HOURS] [SPEED]
+       daemon.py order LODESTAR_BINARY_WITH_SYMBOLS CAPTURE OUT
 SPEED: times the capture's own pace (gaps over 5 s shortened to 5 s); 0 = as fast as gpsd reads.
 Standard library only."""
 import datetime, fcntl, os, pty, shlex, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile
@@ -532,7 +537,7 @@ def tool_run(binary, groups, speed, tool):
         commands = {}
         for index, (name, (command, _)) in enumerate(variants.items()):
             if tool == "callgrind":
-                command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.{index}"] + command
+                command = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={work}/callgrind.{index}"] + command
             elif tool == "strace":
                 command = ["strace", "-f", "-c", "-o", f"{work}/strace.{index}"] + command
             commands[name] = command
@@ -631,7 +636,7 @@ def startup(binary, runs):
     instructions = {}
     for name, command in commands.items():
         out = tempfile.mktemp(prefix="lodestar-callgrind-")
-        result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + command,
+        result = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}"] + command,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         found = re.search(r"Collected : (\d+)", result.stderr)
         instructions[name] = int(found.group(1)) if found else 0
@@ -645,7 +650,45 @@ def startup(binary, runs):
           f"{instructions['lodestar --help'] / max(1, instructions['gpspipe --help']):.2f}x instructions")
 
 
+def function_order(binary, capture, out):
+    """Writes OUT: the binary's functions that ran in the callgrind slice (`run`, `run` always-on, `watch`) and
+    in `--help`, by instructions summed over those runs, most first. Laid out in that order, the code an epoch
+    runs shares a few dozen pages instead of being spread over the whole binary, which costs cache and TLB
+    misses at each wake and resident pages (the kernel maps file pages 64 KiB around each fault)."""
+    keep = tempfile.mkdtemp(prefix="lodestar-order-")
+    try:
+        os.environ["BENCH_KEEP"] = keep
+        os.environ["BENCH_VARIANTS"] = "run,run always-on,watch"
+        tool_run(binary, callgrind_slice(capture), 10, "callgrind")
+        subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={keep}/callgrind.help",
+                        binary, "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        instructions = {}
+        for name in sorted(os.listdir(keep)):
+            if name == "callgrind.gpxlogger":
+                continue
+            table = subprocess.run(["callgrind_annotate", "--threshold=100", os.path.join(keep, name)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout
+            for line in table.splitlines():
+                # "  1,234 (0.01%)  FILE:FUNCTION [OBJECT]", FUNCTION with "'2" for a recursion level.
+                found = re.match(r"\s*([\d,]+) .*?\s(\S+) \[(\S+)\]$", line)
+                if not found or os.path.realpath(found.group(3)) != os.path.realpath(binary):
+                    continue
+                function = re.sub(r"'\d+$", "", found.group(2).split(":", 1)[-1])
+                instructions[function] = instructions.get(function, 0) + int(found.group(1).replace(",", ""))
+        if not instructions:
+            sys.exit(f"order: no function of {binary} was profiled (a binary without symbols?)")
+        with open(out, "w") as f:
+            for function in sorted(instructions, key=lambda n: (-instructions[n], n)):
+                f.write(function + "\n")
+        print(f"order: {len(instructions)} functions, {sum(instructions.values()):,} instructions, written to {out}")
+    finally:
+        shutil.rmtree(keep, ignore_errors=True)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "order":
+        function_order(*sys.argv[2:5])
+        sys.exit(0)
     if len(sys.argv) >= 3 and sys.argv[1] == "startup":
         startup(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 50)
         sys.exit(0)

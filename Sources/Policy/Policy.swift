@@ -482,7 +482,7 @@ public struct Policy: Sendable {
         case .paused(var pause) where configuration.motion.sensor:
             // A hint is not truth: it wakes a probe, and the probe's fix decides. Ignored while a probe runs
             // and for a while after hints that found the device still.
-            guard !pause.probing, state.hints.until.map({ now >= $0 }) ?? true else { break }
+            guard !pause.probing, state.hints.heard(at: now) else { break }
             pause.byHint = true
             state.phase = .paused(pause)
             updates = state
@@ -500,7 +500,7 @@ public struct Policy: Sendable {
             // from the first fix. Naps planned from a fix are left alone: they are short at a standstill (18 s
             // on a u-blox 8) and already allow for a start, and ending them at each hint cost 2 % more on the
             // day for no departure seen sooner.
-            guard state.hints.until.map({ now >= $0 }) ?? true else { break }
+            guard state.hints.heard(at: now) else { break }
             cancelTimer(.predictionWake)
             state.departure = Departure(anchor: nil, since: now, byHint: true)
             updates = state

@@ -13,6 +13,9 @@ struct HintQuiet: Sendable {
     var until: Instant?
     /// A hint's probe resumed updates here: a pause soon after, nearby, makes it a false alarm.
     var resumed: (at: Instant, anchor: Location)?
+
+    /// Whether a hint at `now` is heard: no quiet, or it has ended.
+    func heard(at now: Instant) -> Bool { until.map { now >= $0 } ?? true }
 }
 
 extension Policy {

@@ -37,10 +37,9 @@ extension Policy {
         // without those naps); staying up costs the few seconds it takes to leave. A fix slower than the
         // activity's moving speed (a probe that landed out in a parked receiver's wander, a crawl) ends it:
         // staying up for the wander cost a sixth more parked with probes of 1 to 10 minutes.
-        if var departure = state.departure {
-            let anchor = departure.anchor ?? location
-            departure.anchor = anchor
-            state.departure = departure
+        // A hint's wake is watched out from its first fix (`Departure.anchor`).
+        if state.departure?.anchor == nil { state.departure?.anchor = location }
+        if let departure = state.departure, let anchor = departure.anchor {
             let moving = speed >= (stationaryRule?.movingSpeed ?? 0)
             if now - departure.since < Departure.longest, moving, Geodesy.distance(from: anchor, to: location) <= bound
             {

@@ -260,9 +260,9 @@ public final class DaemonService {
                     tickOutputs()
                 }
                 housekeeping()
-                // Not right after a wake for them: a listener that stays readable (accept failing with EMFILE)
-                // must not spin the loop.
-                watched = readable ? [] : outputs.flatMap(\.pollDescriptors)
+                // Watched again at once: a client that connects just after another must be accepted before the
+                // next location, or it misses that location. A listener whose accept fails offers nothing here.
+                watched = outputs.flatMap(\.pollDescriptors)
                 return false
             }
             if ended { break }

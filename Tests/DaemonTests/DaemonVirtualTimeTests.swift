@@ -139,6 +139,7 @@ final class LogLines: Sendable {
         func run(
             _ setup: DaemonSetup, stopAt: Double, exitTakes: Double? = 0.5,
             reload: @escaping (Double) -> DaemonReload? = { _ in nil },
+            wrap: @escaping (ScriptedRun) -> any DaemonRun = { $0 },
             script: @escaping (DaemonSetup, Double) -> [(at: Double, update: LocationUpdate)]
         ) -> DaemonOutcome {
             let clock = clock
@@ -158,7 +159,7 @@ final class LogLines: Sendable {
                 let run = ScriptedRun(
                     setup: setup, clock: clock, script: script(setup, clock.monotonicSeconds), exitTakes: exitTakes)
                 runs.append(run)
-                return run
+                return wrap(run)
             }
             let environment = ["NOTIFY_SOCKET": notifications.path, "WATCHDOG_USEC": "2000000"]
             return DaemonService(setup: setup, hooks: hooks, environment: environment, clock: clock).runUntilStopped()
@@ -360,5 +361,89 @@ final class LogLines: Sendable {
         #expect(rig.log.text.contains("10 locations over 1 earlier run"))
         #expect(rig.state.runs == 2)
         #expect(rig.state.fixesDelivered == 10)
+    }
+
+    /// A scripted run that, from second `from` on the clock, connects one client to the locations socket each
+    /// time the service waits, and polls what the service watches, as ManagedRun does.
+    final class ConnectingRun: DaemonRun {
+        let inner: ScriptedRun
+        let clock: ManualDaemonClock
+        let socketPath: String
+        let from: Double
+        private var toConnect: Int
+        private(set) var clients: [Int32] = []
+
+        init(_ inner: ScriptedRun, clock: ManualDaemonClock, socketPath: String, clients: Int, from: Double) {
+            self.inner = inner
+            self.clock = clock
+            self.socketPath = socketPath
+            self.from = from
+            toConnect = clients
+        }
+
+        func waitForUpdates(seconds: Double) { inner.waitForUpdates(seconds: seconds) }
+
+        func waitForUpdates(seconds: Double, watching descriptors: [Int32]) -> Bool {
+            if toConnect > 0, clock.monotonicSeconds >= from, let client = try? unixStreamSocket() {
+                if (try? withUnixSocketAddress(socketPath) { connect(client, $0, $1) }) == 0 {
+                    clients.append(client)
+                } else {
+                    close(client)
+                }
+                toConnect -= 1
+            }
+            var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if !entries.isEmpty, poll(&entries, nfds_t(entries.count), 0) > 0 { return true }
+            inner.waitForUpdates(seconds: seconds)
+            return false
+        }
+
+        func take() -> (updates: [LocationUpdate], finished: Bool) { inner.take() }
+        var isFinished: Bool { inner.isFinished }
+        func shutDown() { inner.shutDown() }
+        func newCaptureFailure() -> String? { nil }
+        func finishCapture() -> String? { nil }
+    }
+
+    /// Two clients that connect one just after the other get the same lines: the second is accepted before
+    /// the next location, though the service has just woken for the first.
+    @Test func aClientThatConnectsJustAfterAnotherGetsTheSameLocations() throws {
+        let rig = try Rig()
+        var socket = DaemonConfiguration.SocketOutput()
+        socket.group = nil
+        rig.configuration.outputs.socket = socket
+        let socketPath = rig.configuration.runtimeDirectory + "/locations.sock"
+        var connecting: ConnectingRun?
+        rig.run(
+            try rig.setup(), stopAt: 12,
+            wrap: { run in
+                let wrapped = ConnectingRun(run, clock: rig.clock, socketPath: socketPath, clients: 2, from: 2.45)
+                connecting = wrapped
+                return wrapped
+            }
+        ) { _, _ in
+            // Ten a second, as at the bench's speeds: one is due within any wait.
+            (10...100).map { tenth in
+                let second = Double(tenth) / 10
+                return (second, .locations([sampleLocation(at: Self.start.adding(seconds: second))]))
+            }
+        }
+        let clients = try #require(connecting?.clients)
+        #expect(clients.count == 2)
+        let lines = clients.map { client -> [Substring] in
+            defer { close(client) }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if count <= 0 { break }
+                bytes.append(contentsOf: chunk[0..<count])
+            }
+            return String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        }
+        // Connected at 2.5 s: each has the locations from then to 10 s.
+        #expect((74...76).contains(lines.first?.count ?? 0), "\(lines.map(\.count))")
+        let same = lines.first == lines.last
+        #expect(same, "lines per client \(lines.map(\.count)), first \(lines.map { $0.first?.prefix(60) ?? "" })")
     }
 }

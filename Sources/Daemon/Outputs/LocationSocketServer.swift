@@ -17,8 +17,9 @@ public final class LocationSocketServer: TrackOutput {
     public var name: String { "socket \(path)" }
     /// What went wrong without stopping the socket (its group could not be set): for the caller to log.
     public private(set) var warnings: [String] = []
-    /// The descriptors to poll for readability: a client is waiting to be accepted.
-    public var pollDescriptors: [Int32] { listener >= 0 ? [listener] : [] }
+    /// The descriptors to poll for readability: a client is waiting to be accepted. Not while accepting fails
+    /// (EMFILE): the listener would stay readable and spin the service's loop, so the once-a-second tick retries.
+    public var pollDescriptors: [Int32] { listener >= 0 && !acceptFailing ? [listener] : [] }
     public var clientCount: Int { clients.count }
 
     private var listener: Int32 = -1
@@ -26,6 +27,7 @@ public final class LocationSocketServer: TrackOutput {
     private var socketInode: ino_t = 0
     private var clients: [Client] = []
     private var nextClientNumber = 1
+    private var acceptFailing = false
     private var notices: [String] = []
 
     private struct Client {
@@ -165,10 +167,16 @@ public final class LocationSocketServer: TrackOutput {
 
     private func acceptWaiting() {
         guard listener >= 0 else { return }
+        acceptFailing = false
         while true {
             let descriptor = acceptNonBlocking(listener)
-            // EAGAIN: nobody waiting; anything else (a client gone before accept, EMFILE) waits for next time.
-            guard descriptor >= 0 else { return }
+            guard descriptor >= 0 else {
+                // EAGAIN: nobody waiting. A client gone before accept: the next one may be there. Anything else
+                // (EMFILE, ENOBUFS) waits for the next tick.
+                if errno == ECONNABORTED { continue }
+                acceptFailing = errno != EAGAIN && errno != EWOULDBLOCK
+                return
+            }
             clients.append(Client(descriptor: descriptor, number: nextClientNumber))
             nextClientNumber += 1
         }

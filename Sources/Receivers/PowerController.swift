@@ -188,7 +188,8 @@ public struct PowerController: Sendable {
 
     // MARK: - Inputs
 
-    mutating func receiverChanged(path: String?, identity: ReceiverIdentity?, now: Double) {
+    /// `cameBackOn`: the device that came back, when its polls are over and gpsd's vaguer word is taken.
+    mutating func receiverChanged(path: String?, identity: ReceiverIdentity?, now: Double, cameBackOn: String? = nil) {
         if let path {
             devicePath = path
             connection = configuration.connection ?? ReceiverConnection(devicePath: path)
@@ -201,7 +202,7 @@ public struct PowerController: Sendable {
         // before the activation itself: the receiver is asked what it is from here.
         if deviceGone { startReidentifying(path: identity.path, now: now) }
         let candidate = ReceiverIdentification(identity)
-        var cameBack: String?
+        var cameBack = cameBackOn
         if var pending = reidentifying, pending.path == identity.path {
             if let current = identification, Self.isVaguer(candidate, than: current) {
                 // The same receiver, as far as anything says yet: its power setup goes on.

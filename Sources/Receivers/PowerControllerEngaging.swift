@@ -110,13 +110,31 @@ extension PowerController {
         let polls = versionQueries
         guard pending.polls < Self.identificationPollLimit, !polls.isEmpty else {
             reidentifying = nil
-            if let vague = pending.vague { receiverChanged(path: vague.path, identity: vague, now: now) }
+            // A device that came back is reported as such whatever gpsd managed to say, so the journal tells
+            // the replug from the start.
+            let cameBack = pending.cameBack ? pending.path : nil
+            // gpsd naming the u-blox without its versions says no more than that the same make is there: the
+            // generation known from before stands.
+            if let vague = pending.vague, !isSameMakeSaidLess(vague) {
+                receiverChanged(path: vague.path, identity: vague, now: now, cameBackOn: cameBack)
+            } else if let cameBack {
+                reportIdentification(cameBackOn: cameBack)
+            }
             return
         }
         for poll in polls { write(.message(poll), confirmsPowerSave: false) }
         pending.polls += 1
         pending.nextPollAt = now + configuration.timeouts.probeSettle
         reidentifying = pending
+    }
+
+    /// Whether `candidate` names the identified make with less detail (a u-blox without its generation).
+    func isSameMakeSaidLess(_ candidate: ReceiverIdentity) -> Bool {
+        guard let identification else { return false }
+        if case .ublox(nil) = ReceiverIdentification(candidate).family, case .ublox(.some) = identification.family {
+            return true
+        }
+        return false
     }
 
     mutating func reportIdentification(cameBackOn path: String? = nil) {

@@ -185,7 +185,14 @@ final class DaemonUnderTest: @unchecked Sendable {
                 throw TestFailure("lodestar run exited while waiting for \(what)\n\(stderr)")
             }
             guard monotonicSeconds() < deadline else {
-                throw TestFailure("timed out after \(timeout) s waiting for \(what)\n\(stderr.suffix(3000))")
+                // The log's end alone can miss why: the lines on the receiver's device and identity come first.
+                let text = stderr
+                let device = text.split(separator: "\n").filter { line in
+                    ["receiverIdentified", "receiverGone", "receiverBack", "device", "gpsd"].contains { line.contains($0) }
+                }
+                throw TestFailure(
+                    "timed out after \(timeout) s waiting for \(what)\nthe device's lines:\n"
+                        + device.suffix(40).joined(separator: "\n") + "\nthe log's end:\n\(text.suffix(3000))")
             }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -566,7 +566,49 @@ struct ControllerScript {
         // No answer named a make: it is the generic NMEA receiver gpsd says it is.
         #expect(script.controller.mechanism == .closeDevice)
         #expect(script.controller.identification?.family == .nmea)
-        #expect(script.events(.receiverIdentified).last?.detail.contains("NMEA0183") == true)
+        let last = script.events(.receiverIdentified).last?.detail ?? ""
+        #expect(last.contains("NMEA0183") && last.contains("again, on /dev/ttyACM1"), "\(last)")
+    }
+
+    /// gpsd named the u-blox that came back without its versions, and said no more after the polls: it is
+    /// the u-blox 8 from before, with its power save, and the journal hears that it came back.
+    @Test func aUbloxThatCameBackWithoutItsVersionsKeepsItsGeneration() {
+        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
+        var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
+        script.holdInStandby("/dev/ttyACM0")
+        script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
+        script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
+        script.send(.receiverChanged(devicePath: "/dev/ttyACM1", identity: nil), at: 40)
+        script.send(.deviceActivated(devicePath: "/dev/ttyACM1"), at: 40)
+        let bare = ReceiverIdentity(path: "/dev/ttyACM1", driver: "u-blox")
+        script.send(.receiverChanged(devicePath: "/dev/ttyACM1", identity: bare), at: 41)
+        script.advance(to: 60)
+        #expect(writes(script, since: 40).filter { $0 == Self.poll }.count == PowerController.identificationPollLimit)
+        #expect(script.controller.identification?.family == .ublox(.m8), "\(String(describing: script.controller.identification))")
+        #expect(script.offers.last?.contains(.powerSave) == true)
+        let identified = script.events(.receiverIdentified)
+        #expect(identified.count == 2, "\(identified)")
+        #expect(identified.last?.detail.contains("again, on /dev/ttyACM1") == true, "\(identified)")
+    }
+
+    /// gpsd said nothing of the device that came back but its activation, and no poll was answered: the
+    /// receiver is taken to be the one from before, and the journal still hears that it came back.
+    @Test func aDeviceThatCameBackAndSaysNothingIsReportedBackAfterThePolls() {
+        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
+        var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
+        script.holdInStandby("/dev/ttyACM0")
+        script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
+        script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
+        script.send(.receiverChanged(devicePath: "/dev/ttyACM1", identity: nil), at: 40)
+        script.send(.deviceActivated(devicePath: "/dev/ttyACM1"), at: 40)
+        script.advance(to: 60)
+        #expect(writes(script, since: 40).filter { $0 == Self.poll }.count == PowerController.identificationPollLimit)
+        #expect(script.controller.mechanism == .ubx)
+        let identified = script.events(.receiverIdentified)
+        #expect(identified.count == 2, "\(identified)")
+        #expect(identified.last?.detail.contains("again, on /dev/ttyACM1") == true, "\(identified)")
+        script.advance(to: 90)
+        #expect(script.events(.receiverIdentified).count == 2)
     }
 
     /// A u-blox unplugged and a MediaTek plugged in its place: gpsd probes no further, so only the polls

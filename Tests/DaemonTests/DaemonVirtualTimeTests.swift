@@ -432,14 +432,7 @@ final class LogLines: Sendable {
         #expect(clients.count == 2)
         let lines = clients.map { client -> [Substring] in
             defer { close(client) }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                if count <= 0 { break }
-                bytes.append(contentsOf: chunk[0..<count])
-            }
-            return String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+            return readAvailable(client).split(separator: "\n")
         }
         // Connected at 2.5 s: each has the locations from then to 10 s.
         #expect((74...76).contains(lines.first?.count ?? 0), "\(lines.map(\.count))")

@@ -23,17 +23,6 @@ import Glibc
         return descriptor
     }
 
-    /// Everything readable now, without waiting.
-    private func readAvailable(_ descriptor: Int32) -> String {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 
     /// A server on `locations.sock` in a scratch directory, closed after `body`.
     private func withServer(
@@ -189,4 +178,16 @@ import Glibc
             #expect(server.pollDescriptors.count == 1)
         }
     }
+}
+
+/// Everything a socket has to read now, without waiting.
+func readAvailable(_ descriptor: Int32) -> String {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }

@@ -520,19 +520,25 @@ struct ControllerScript {
     /// `driverInTheActivation`: gpsd's notice that the device is back already names the generic driver, so
     /// the identity changes before the activation is seen (as the guest's gpsd does in scripts/vm-test).
     static func cameBack(on path: String, driverInTheActivation: Bool = false) -> ControllerScript {
+        cameBack(on: path, driverInTheActivation: driverInTheActivation, gpsdNames: PowerControllerTests.nmea(path))
+    }
+
+    /// The same, where gpsd names `named` at 41 s (nil: gpsd names nothing after the activation).
+    static func cameBack(on path: String, driverInTheActivation: Bool = false, gpsdNames named: ReceiverIdentity?)
+        -> ControllerScript
+    {
         let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
         var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
         script.holdInStandby("/dev/ttyACM0")
         script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
         script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
-        let generic = PowerControllerTests.nmea(path)
-        if driverInTheActivation {
-            script.send(.receiverChanged(devicePath: path, identity: generic), at: 40)
+        if driverInTheActivation, let named {
+            script.send(.receiverChanged(devicePath: path, identity: named), at: 40)
             script.send(.deviceActivated(devicePath: path), at: 40)
         } else {
             script.send(.receiverChanged(devicePath: path, identity: nil), at: 40)
             script.send(.deviceActivated(devicePath: path), at: 40)
-            script.send(.receiverChanged(devicePath: path, identity: generic), at: 41)
+            if let named { script.send(.receiverChanged(devicePath: path, identity: named), at: 41) }
         }
         return script
     }
@@ -573,15 +579,8 @@ struct ControllerScript {
     /// gpsd named the u-blox that came back without its versions, and said no more after the polls: it is
     /// the u-blox 8 from before, with its power save, and the journal hears that it came back.
     @Test func aUbloxThatCameBackWithoutItsVersionsKeepsItsGeneration() {
-        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
-        var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
-        script.holdInStandby("/dev/ttyACM0")
-        script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
-        script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
-        script.send(.receiverChanged(devicePath: "/dev/ttyACM1", identity: nil), at: 40)
-        script.send(.deviceActivated(devicePath: "/dev/ttyACM1"), at: 40)
         let bare = ReceiverIdentity(path: "/dev/ttyACM1", driver: "u-blox")
-        script.send(.receiverChanged(devicePath: "/dev/ttyACM1", identity: bare), at: 41)
+        var script = Self.cameBack(on: "/dev/ttyACM1", gpsdNames: bare)
         script.advance(to: 60)
         #expect(writes(script, since: 40).filter { $0 == Self.poll }.count == PowerController.identificationPollLimit)
         #expect(script.controller.identification?.family == .ublox(.m8), "\(String(describing: script.controller.identification))")
@@ -594,13 +593,7 @@ struct ControllerScript {
     /// gpsd said nothing of the device that came back but its activation, and no poll was answered: the
     /// receiver is taken to be the one from before, and the journal still hears that it came back.
     @Test func aDeviceThatCameBackAndSaysNothingIsReportedBackAfterThePolls() {
-        let configuration = PowerControllerConfiguration(model: .ublox8, connection: .usb)
-        var script = ControllerScript(configuration, identified: PowerControllerTests.ublox8("/dev/ttyACM0"))
-        script.holdInStandby("/dev/ttyACM0")
-        script.send(.receiverChanged(devicePath: nil, identity: nil), at: 30)
-        script.send(.deviceClosed(devicePath: "/dev/ttyACM0"), at: 30)
-        script.send(.receiverChanged(devicePath: "/dev/ttyACM1", identity: nil), at: 40)
-        script.send(.deviceActivated(devicePath: "/dev/ttyACM1"), at: 40)
+        var script = Self.cameBack(on: "/dev/ttyACM1", gpsdNames: nil)
         script.advance(to: 60)
         #expect(writes(script, since: 40).filter { $0 == Self.poll }.count == PowerController.identificationPollLimit)
         #expect(script.controller.mechanism == .ubx)

@@ -203,6 +203,10 @@ public struct Policy: Sendable {
         /// Woken from a predictive nap with no acceptable fix yet: the seconds that wake waits for one
         /// (`acquisitionTimeout` is running). Nil otherwise.
         var napWakeTimeout: Double?
+        /// That wake's start, and whether a fix too inaccurate to deliver showed the device moving since the
+        /// wake's wait was last set (`acquisitionTimedOut` then waits on instead of failing).
+        var napWakeStart: Instant?
+        var napWakeSawMotion = false
         /// Duty cycle: the seconds the current wake waits for its fix.
         var wakeWait = 0.0
         /// Predictive naps: the wait of the first failed wake in a row, which the series' sleeps grow from.
@@ -294,6 +298,11 @@ public struct Policy: Sendable {
         switch state.phase {
         case .tracking:
             guard accuracyProblem == nil else {
+                if state.napWakeTimeout != nil, let speed = location.speed, let rule = stationaryRule,
+                    speed >= rule.movingSpeed
+                {
+                    state.napWakeSawMotion = true
+                }
                 updates = state
                 warmUpFallback(location, problem: accuracyProblem, now: now)
                 return
@@ -302,6 +311,8 @@ public struct Policy: Sendable {
             if napWake {
                 cancelTimer(.acquisitionTimeout)
                 state.napWakeTimeout = nil
+                state.napWakeStart = nil
+                state.napWakeSawMotion = false
             }
             // The first acceptable fix ends a failure series, also one that came during a nap after a failure.
             state.failures = 0
@@ -549,6 +560,18 @@ public struct Policy: Sendable {
     mutating func acquisitionTimedOut(now: Instant) {
         guard var state = updates else { return }
         if case .tracking = state.phase, let waited = state.napWakeTimeout {
+            // Fixes came, too inaccurate to deliver, and they show the device moving: the receiver has sky and
+            // the track is going stale, so the wake waits on for an accurate fix (a departure under a bad
+            // sky), up to acquisition.timeout in all, rather than back off as from a tunnel.
+            if state.napWakeSawMotion, let start = state.napWakeStart,
+                now - start + waited <= configuration.acquisition.timeout
+            {
+                state.napWakeSawMotion = false
+                schedule(.acquisitionTimeout, at: now + waited)
+                reason = "fixes show the device moving, none accurate enough yet: waiting \(Words.duration(waited)) more"
+                updates = state
+                return
+            }
             napWakeFailed(&state, waited: waited, now: now)
             updates = state
             return

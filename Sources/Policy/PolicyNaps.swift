@@ -79,6 +79,8 @@ extension Policy {
         let timeout = wakeTimeout(afterDown: now - nap.since, failures: state.failures, now: now)
         state.wakeExtra = timeout - wakeTimeout(afterDown: now - nap.since, failures: 0, now: now)
         state.napWakeTimeout = timeout
+        state.napWakeStart = now
+        state.napWakeSawMotion = false
         updates = state
         schedule(.acquisitionTimeout, at: now + timeout)
         reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
@@ -89,6 +91,8 @@ extension Policy {
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
     mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
         state.napWakeTimeout = nil
+        state.napWakeStart = nil
+        state.napWakeSawMotion = false
         if !receiverUnreachable { state.failures += 1 }
         if state.failures <= 1 { state.napWakeBase = waited }
         // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.

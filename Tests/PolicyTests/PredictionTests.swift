@@ -156,6 +156,49 @@ import Testing
         #expect(harness.timers[.predictionWake] == next + 24)
     }
 
+    /// A nap's wake under a bad sky: its fixes are too inaccurate to deliver, and their speed shows the device
+    /// moving (a car leaving a light among tall buildings). The wake waits on for an accurate fix, instead of
+    /// backing off as from a tunnel while the track goes stale; the first accurate fix ends the wait.
+    @Test func aWakeWhoseInaccurateFixesShowMotionWaitsOnForAnAccurateOne() throws {
+        var harness = Self.nappingAfterAStillFix()
+        harness.advance(to: 19)
+        let blurred = harness.fix(makeFix(t: 25, east: 40, accuracy: 300, speed: 8), at: 25)
+        #expect(blurred.delivered.isEmpty)
+        let waiting = harness.advance(to: 31)
+        #expect(waiting.events.isEmpty, "\(waiting.events.map(\.detail))")
+        #expect(waiting.regimes.isEmpty)
+        #expect(!harness.policy.isNapping)
+        #expect(harness.timers[.acquisitionTimeout] == 43)
+        let found = harness.fix(makeFix(t: 33, east: 100, accuracy: 10, speed: 9), at: 33)
+        #expect(found.delivered.count == 1)
+        #expect(found.contains(.cancel(.acquisitionTimeout)))
+    }
+
+    /// The same wait ends with the profile's `acquisition.timeout` (60 s by default) from the wake, and then
+    /// fails as any wake without a fix.
+    @Test func waitingOnForAnAccurateFixEndsAtTheAcquisitionTimeout() throws {
+        var harness = Self.nappingAfterAStillFix()
+        harness.advance(to: 19)
+        var failures: [String] = []
+        for second in 20...80 {
+            failures += harness.advance(to: Double(second)).events.map(\.detail)
+            let fix = makeFix(t: Double(second), east: Double(second) * 8, accuracy: 300, speed: 8)
+            failures += harness.fix(fix, at: Double(second)).events.map(\.detail)
+        }
+        // Waits set at 19 (to 31), then 31, 43, 55 and 67: 60 s from the wake at 79, where it fails.
+        #expect(failures == ["no fix after a nap's wake (1st failure in a row); next attempt in 12 s"])
+        #expect(harness.timers[.predictionWake] == 91)
+    }
+
+    /// Inaccurate fixes that stand still say nothing of a departure: the wake fails as before.
+    @Test func aWakeWhoseInaccurateFixesStandStillFailsAsBefore() throws {
+        var harness = Self.nappingAfterAStillFix()
+        harness.advance(to: 19)
+        harness.fix(makeFix(t: 25, accuracy: 300, speed: 0.1), at: 25)
+        let failed = harness.advance(to: 31)
+        #expect(failed.events.map(\.detail) == ["no fix after a nap's wake (1st failure in a row); next attempt in 12 s"])
+    }
+
     /// A nap's wake while gpsd is down is not a failure: the sleep after it stays the first one's, however many
     /// such wakes come (a series that counts from zero once crashed on its negative backoff).
     @Test func aNapWakeWhileTheReceiverIsUnreachableDoesNotBackOff() throws {

@@ -200,13 +200,9 @@ public struct Policy: Sendable {
         var warmUpBest: Location?
         /// Duty cycle, or predictive naps: consecutive wakes without an acceptable fix.
         var failures = 0
-        /// Woken from a predictive nap with no acceptable fix yet: the seconds that wake waits for one
-        /// (`acquisitionTimeout` is running). Nil otherwise.
-        var napWakeTimeout: Double?
-        /// That wake's start, and whether a fix too inaccurate to deliver showed the device moving since the
-        /// wake's wait was last set (`acquisitionTimedOut` then waits on instead of failing).
-        var napWakeStart: Instant?
-        var napWakeSawMotion = false
+        /// Woken from a predictive nap with no acceptable fix yet (`acquisitionTimeout` is running). Nil
+        /// otherwise.
+        var napWake: NapWake?
         /// Duty cycle: the seconds the current wake waits for its fix.
         var wakeWait = 0.0
         /// Predictive naps: the wait of the first failed wake in a row, which the series' sleeps grow from.
@@ -219,6 +215,16 @@ public struct Policy: Sendable {
         /// Resumed from a pause: where the device stood and when it resumed, until a fix lies the prediction's
         /// bound from there (`considerNap`).
         var departure: Departure?
+    }
+
+    /// A predictive nap's wake waiting for its first acceptable fix.
+    struct NapWake: Sendable {
+        var start: Instant
+        /// The seconds each wait lasts.
+        var timeout: Double
+        /// A fix too inaccurate to deliver showed the device moving since the wait was last set
+        /// (`napWakeTimedOut` then waits on instead of failing).
+        var sawMotion = false
     }
 
     /// A departure from a pause, watched out without naps.
@@ -298,21 +304,17 @@ public struct Policy: Sendable {
         switch state.phase {
         case .tracking:
             guard accuracyProblem == nil else {
-                if state.napWakeTimeout != nil, let speed = location.speed, let rule = stationaryRule,
-                    speed >= rule.movingSpeed
-                {
-                    state.napWakeSawMotion = true
+                if let speed = location.speed, let rule = stationaryRule, speed >= rule.movingSpeed {
+                    state.napWake?.sawMotion = true
                 }
                 updates = state
                 warmUpFallback(location, problem: accuracyProblem, now: now)
                 return
             }
-            let napWake = state.napWakeTimeout != nil
+            let napWake = state.napWake != nil
             if napWake {
                 cancelTimer(.acquisitionTimeout)
-                state.napWakeTimeout = nil
-                state.napWakeStart = nil
-                state.napWakeSawMotion = false
+                state.napWake = nil
             }
             // The first acceptable fix ends a failure series, also one that came during a nap after a failure.
             state.failures = 0
@@ -559,20 +561,8 @@ public struct Policy: Sendable {
 
     mutating func acquisitionTimedOut(now: Instant) {
         guard var state = updates else { return }
-        if case .tracking = state.phase, let waited = state.napWakeTimeout {
-            // Fixes came, too inaccurate to deliver, and they show the device moving: the receiver has sky and
-            // the track is going stale, so the wake waits on for an accurate fix (a departure under a bad
-            // sky), up to acquisition.timeout in all, rather than back off as from a tunnel.
-            if state.napWakeSawMotion, let start = state.napWakeStart,
-                now - start + waited <= configuration.acquisition.timeout
-            {
-                state.napWakeSawMotion = false
-                schedule(.acquisitionTimeout, at: now + waited)
-                reason = "fixes show the device moving, none accurate enough yet: waiting \(Words.duration(waited)) more"
-                updates = state
-                return
-            }
-            napWakeFailed(&state, waited: waited, now: now)
+        if case .tracking = state.phase, let wake = state.napWake {
+            napWakeTimedOut(&state, wake, now: now)
             updates = state
             return
         }

@@ -78,21 +78,30 @@ extension Policy {
         state.phase = .tracking
         let timeout = wakeTimeout(afterDown: now - nap.since, failures: state.failures, now: now)
         state.wakeExtra = timeout - wakeTimeout(afterDown: now - nap.since, failures: 0, now: now)
-        state.napWakeTimeout = timeout
-        state.napWakeStart = now
-        state.napWakeSawMotion = false
+        state.napWake = NapWake(start: now, timeout: timeout)
         updates = state
         schedule(.acquisitionTimeout, at: now + timeout)
         reason = "waking after a \(Words.duration(now - nap.since)) nap for the next fix"
+    }
+
+    /// A nap's wait ran out. Fixes came, too inaccurate to deliver, and they show the device moving: the
+    /// receiver has sky and the track is going stale, so the wake waits on for an accurate fix (a departure
+    /// under a bad sky), up to acquisition.timeout in all, rather than back off as from a tunnel.
+    mutating func napWakeTimedOut(_ state: inout Updates, _ wake: NapWake, now: Instant) {
+        guard wake.sawMotion, now - wake.start + wake.timeout <= configuration.acquisition.timeout else {
+            napWakeFailed(&state, waited: wake.timeout, now: now)
+            return
+        }
+        state.napWake?.sawMotion = false
+        schedule(.acquisitionTimeout, at: now + wake.timeout)
+        reason = "fixes show the device moving, none accurate enough yet: waiting \(Words.duration(wake.timeout)) more"
     }
 
     /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
     /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (docs/contract.md §3). A short
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
     mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
-        state.napWakeTimeout = nil
-        state.napWakeStart = nil
-        state.napWakeSawMotion = false
+        state.napWake = nil
         if !receiverUnreachable { state.failures += 1 }
         if state.failures <= 1 { state.napWakeBase = waited }
         // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.

@@ -75,11 +75,17 @@ extension PowerController {
     /// Whether `candidate` says less than `current` about what may be the same receiver: gpsd names the
     /// generic NMEA driver, or a u-blox without its versions, before the receiver answered a probe or a poll.
     static func isVaguer(_ candidate: ReceiverIdentification, than current: ReceiverIdentification) -> Bool {
+        if isSameMakeSaidLess(candidate, than: current) { return true }
         switch (candidate.family, current.family) {
-        case (.nmea, .ublox), (.nmea, .mediatek), (.nmea, .sirf): true
-        case (.ublox(nil), .ublox(.some)): true
-        default: false
+        case (.nmea, .ublox), (.nmea, .mediatek), (.nmea, .sirf): return true
+        default: return false
         }
+    }
+
+    /// Of those, the ones that name the same make with less detail (a u-blox without its generation).
+    static func isSameMakeSaidLess(_ candidate: ReceiverIdentification, than current: ReceiverIdentification) -> Bool {
+        if case (.ublox(nil), .ublox(.some)) = (candidate.family, current.family) { return true }
+        return false
     }
 
     /// The messages that make a receiver say what it is, which gpsd decodes (none for one without commands):
@@ -115,7 +121,9 @@ extension PowerController {
             let cameBack = pending.cameBack ? pending.path : nil
             // gpsd naming the u-blox without its versions says no more than that the same make is there: the
             // generation known from before stands.
-            if let vague = pending.vague, !isSameMakeSaidLess(vague) {
+            if let vague = pending.vague,
+                !(identification.map { Self.isSameMakeSaidLess(ReceiverIdentification(vague), than: $0) } ?? false)
+            {
                 receiverChanged(path: vague.path, identity: vague, now: now, cameBackOn: cameBack)
             } else if let cameBack {
                 reportIdentification(cameBackOn: cameBack)
@@ -126,15 +134,6 @@ extension PowerController {
         pending.polls += 1
         pending.nextPollAt = now + configuration.timeouts.probeSettle
         reidentifying = pending
-    }
-
-    /// Whether `candidate` names the identified make with less detail (a u-blox without its generation).
-    func isSameMakeSaidLess(_ candidate: ReceiverIdentity) -> Bool {
-        guard let identification else { return false }
-        if case .ublox(nil) = ReceiverIdentification(candidate).family, case .ublox(.some) = identification.family {
-            return true
-        }
-        return false
     }
 
     mutating func reportIdentification(cameBackOn path: String? = nil) {

@@ -212,6 +212,9 @@ public struct Policy: Sendable {
         var wakeExtra = 0.0
         /// With a motion sensor: the hints that proved false, kept across pauses (a false resume ends one).
         var hints = HintQuiet()
+        /// Tracking between naps: the fixes of this stretch up, which the lost-fix watch times from
+        /// (`watchTracking`).
+        var stretch = TrackingStretch()
         /// Resumed from a pause: where the device stood and when it resumed, until a fix lies the prediction's
         /// bound from there (`considerNap`).
         var departure: Departure?
@@ -225,6 +228,21 @@ public struct Policy: Sendable {
         /// A fix too inaccurate to deliver showed the device moving since the wait was last set
         /// (`napWakeTimedOut` then waits on instead of failing).
         var sawMotion = false
+        /// Not a wake: fixes stopped while the receiver tracked (`trackingWatchDue`).
+        var lostWhileTracking = false
+    }
+
+    /// Tracking with naps on: the acceptable fixes since the receiver last came up, for the lost-fix watch.
+    struct TrackingStretch: Sendable {
+        var lastFix: Instant?
+        /// The longest time between two acceptable fixes of the stretch: the receiver's own cadence (a
+        /// MediaTek's periodic mode gives a fix every 15 s).
+        var longestGap = 0.0
+
+        mutating func observe(at now: Instant) {
+            if let lastFix { longestGap = max(longestGap, now - lastFix) }
+            lastFix = now
+        }
     }
 
     /// A departure from a pause, watched out without naps.
@@ -331,6 +349,12 @@ public struct Policy: Sendable {
                 }
             }
             if case .tracking = state.phase { considerNap(&state, after: location, now: now) }
+            if case .tracking = state.phase {
+                watchTracking(&state, now: now)
+            } else if state.stretch.lastFix != nil {
+                state.stretch = TrackingStretch()
+                cancelTimer(.acquisitionTimeout)
+            }
         case .waking:
             if let accuracyProblem {
                 actions.append(.discard(location, accuracyProblem))
@@ -563,6 +587,11 @@ public struct Policy: Sendable {
         guard var state = updates else { return }
         if case .tracking = state.phase, let wake = state.napWake {
             napWakeTimedOut(&state, wake, now: now)
+            updates = state
+            return
+        }
+        if case .tracking = state.phase, state.stretch.lastFix != nil {
+            trackingWatchDue(&state, now: now)
             updates = state
             return
         }

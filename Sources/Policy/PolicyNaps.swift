@@ -97,10 +97,55 @@ extension Policy {
         reason = "fixes show the device moving, none accurate enough yet: waiting \(Words.duration(wake.timeout)) more"
     }
 
+    /// After an acceptable fix while tracking with naps on, the receiver staying up (too fast for a nap, or
+    /// watching a departure out). A receiver that tracks gives a fix each epoch. Without a watch, one that
+    /// lost the sky stayed up at tracking current for as long as the outage lasted (a whole night parked
+    /// underground), since no fix came to nap or pause it: after `lostFixWait` it fails as a nap's wake does
+    /// and backs off. One timer, moved on only when it fires early.
+    mutating func watchTracking(_ state: inout Updates, now: Instant) {
+        guard configuration.prediction.enabled else { return }
+        state.stretch.observe(at: now)
+        if timers[.acquisitionTimeout] == nil {
+            schedule(.acquisitionTimeout, at: now + lostFixWait(state.stretch))
+        }
+    }
+
+    /// Seconds without an acceptable fix after which a tracking receiver counts as without sky: a wake's whole
+    /// `acquisition.timeout` where the device was last seen standing, and `tunnelWait` where it was moving.
+    /// A moving receiver sent down is blind when the sky comes back: sleeping 12 s as the descent's aircraft
+    /// left its 72 s without a fix put it 2.5 km from its last location (bench/policy.sh), where a receiver
+    /// kept up reacquires at once. Twice the receiver's own cadence if that is longer (a MediaTek's periodic
+    /// mode gives a fix each 15 s).
+    func lostFixWait(_ stretch: TrackingStretch) -> Double {
+        let moving = (recentSpeed ?? 0) >= (stationaryRule?.movingSpeed ?? 0)
+        return max(moving ? Self.tunnelWait : configuration.acquisition.timeout, 2 * stretch.longestGap)
+    }
+
+    /// Longer than a road tunnel takes to drive through (the longest, 25 km, take about 20 min at 80 km/h).
+    static let tunnelWait = 1800.0
+
+    /// The lost-fix watch fired: early (fixes came since it was set) it moves on to the last fix's deadline;
+    /// else the stretch ends as a nap's wake that found nothing.
+    mutating func trackingWatchDue(_ state: inout Updates, now: Instant) {
+        guard let last = state.stretch.lastFix else { return }
+        let wait = lostFixWait(state.stretch)
+        guard now - last >= wait - 0.001 else {
+            schedule(.acquisitionTimeout, at: last + wait)
+            return
+        }
+        state.stretch = TrackingStretch()
+        state.wakeExtra = 0
+        state.napWake = NapWake(start: last, timeout: wait, lostWhileTracking: true)
+        // The series' sleeps grow from what a nap's wake waits, not from the long watch.
+        napWakeFailed(&state, waited: configuration.acquisition.timeout(expecting: receiver.timeToFirstFix.hot), now: now)
+    }
+
     /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
     /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (docs/contract.md §3). A short
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
     mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
+        let what = state.napWake?.lostWhileTracking == true
+            ? "no fix for \(Words.duration(now - (state.napWake?.start ?? now))) while tracking" : "no fix after a nap's wake"
         state.napWake = nil
         if !receiverUnreachable { state.failures += 1 }
         if state.failures <= 1 { state.napWakeBase = waited }
@@ -118,7 +163,7 @@ extension Policy {
         let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
         state.detector.expectDark(from: now, until: now + sleep + firstFix)
         acquisitionFailed(
-            "no fix after a nap's wake (\(failureWords(state.failures))); next attempt in \(Words.duration(sleep))",
+            "\(what) (\(failureWords(state.failures))); next attempt in \(Words.duration(sleep))",
             retry: .predictionWake, at: now + sleep)
     }
 }

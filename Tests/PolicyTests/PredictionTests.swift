@@ -199,6 +199,59 @@ import Testing
         #expect(failed.events.map(\.detail) == ["no fix after a nap's wake (1st failure in a row); next attempt in 12 s"])
     }
 
+    /// A receiver kept up between fixes (too fast for a nap) that loses the sky: it used to stay up at tracking
+    /// current until a fix came, for ever in an underground car park. Moving when it lost the sky (a tunnel),
+    /// it stays up `tunnelWait` (it reacquires at once when the sky comes back), then fails as a nap's wake
+    /// and backs off; the first fix ends the series.
+    @Test func aTrackingReceiverThatLostTheSkyMovingStaysUpForATunnelThenBacksOff() throws {
+        var configuration = Self.configuration()
+        configuration.acquisition.wakeMargin = 10
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        for second in 1...30 {
+            let kept = harness.fix(makeFix(t: Double(second), east: Double(second) * 35, speed: 35), at: Double(second))
+            #expect(kept.scheduled(.predictionWake) == nil, "35 m/s: no nap")
+        }
+        // One timer for the whole stretch, set at the first fix.
+        let scheduled = harness.log.filter { if case .schedule(.acquisitionTimeout, _) = $0.action { true } else { false } }
+        #expect(scheduled.count == 1)
+        let tunnel = harness.advance(to: 30 + 1799)
+        #expect(tunnel.events.isEmpty && tunnel.regimes.isEmpty, "down inside a tunnel's time: \(tunnel.events.map(\.detail))")
+        let lost = harness.advance(to: 30 + 1800)
+        #expect(lost.events.map(\.detail) == ["no fix for 30 min while tracking (1st failure in a row); next attempt in 12 s"])
+        #expect(lost.regimes == [.off])
+        #expect(harness.timers[.predictionWake] == 1842)
+        // The next wake waits a hot start plus the margin, and its failure doubles the sleep.
+        harness.advance(to: 1842)
+        let second = harness.advance(to: 1854)
+        #expect(second.events.map(\.detail) == ["no fix after a nap's wake (2nd failure in a row); next attempt in 24 s"])
+        harness.advance(to: 1878)
+        let found = harness.fix(makeFix(t: 1880, east: 70_000, speed: 20), at: 1880)
+        #expect(found.delivered.count == 1)
+    }
+
+    /// Standing when it lost the sky (kept up because naps do not pay here), the receiver waits one wake's
+    /// `acquisition.timeout`, not a tunnel's; fixes that keep coming, even far apart (a receiver's own slow
+    /// cadence), never trip it.
+    @Test func aTrackingReceiverThatLostTheSkyStandingBacksOffAfterAWakesTimeout() throws {
+        var configuration = Self.configuration(minimumSleep: 600)  // no nap is ever long enough
+        configuration.acquisition.wakeMargin = 10
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(Self.car), at: 0)
+        var events: [String] = []
+        for second in stride(from: 1.0, through: 241, by: 40) {  // a fix each 40 s: over the 60 s timeout twice
+            events += harness.advance(to: second).events.map(\.detail)
+            events += harness.fix(makeFix(t: second, speed: 0), at: second).events.map(\.detail)
+        }
+        #expect(events.isEmpty, "\(events)")
+        #expect(!harness.policy.isNapping)
+        // Silence from 241: 2 × 40 s (the receiver's cadence) is longer than the 60 s timeout.
+        #expect(harness.advance(to: 320).events.isEmpty)
+        let lost = harness.advance(to: 321)
+        #expect(lost.events.map(\.detail) == ["no fix for 80 s while tracking (1st failure in a row); next attempt in 12 s"])
+        #expect(harness.policy.isNapping)
+    }
+
     /// A nap's wake while gpsd is down is not a failure: the sleep after it stays the first one's, however many
     /// such wakes come (a series that counts from zero once crashed on its negative backoff).
     @Test func aNapWakeWhileTheReceiverIsUnreachableDoesNotBackOff() throws {

@@ -228,8 +228,6 @@ public struct Policy: Sendable {
         /// A fix too inaccurate to deliver showed the device moving since the wait was last set
         /// (`napWakeTimedOut` then waits on instead of failing).
         var sawMotion = false
-        /// Not a wake: fixes stopped while the receiver tracked (`trackingWatchDue`).
-        var lostWhileTracking = false
     }
 
     /// Tracking with naps on: the acceptable fixes since the receiver last came up, for the lost-fix watch.

@@ -135,17 +135,18 @@ extension Policy {
         }
         state.stretch = TrackingStretch()
         state.wakeExtra = 0
-        state.napWake = NapWake(start: last, timeout: wait, lostWhileTracking: true)
         // The series' sleeps grow from what a nap's wake waits, not from the long watch.
-        napWakeFailed(&state, waited: configuration.acquisition.timeout(expecting: receiver.timeToFirstFix.hot), now: now)
+        napWakeFailed(
+            &state, waited: configuration.acquisition.timeout(expecting: receiver.timeToFirstFix.hot), now: now,
+            what: "no fix for \(Words.duration(now - last)) while tracking")
     }
 
     /// A nap's wake brought no acceptable fix in time: down again as long as the wake waited, doubled at each
     /// failure in a row (up to `acquisition.maximumBackoff`), as a duty cycle backs off (docs/contract.md §3). A short
     /// first sleep: the outage may be a bridge or a burst of bad fixes, and the device may be moving.
-    mutating func napWakeFailed(_ state: inout Updates, waited: Double, now: Instant) {
-        let what = state.napWake?.lostWhileTracking == true
-            ? "no fix for \(Words.duration(now - (state.napWake?.start ?? now))) while tracking" : "no fix after a nap's wake"
+    mutating func napWakeFailed(
+        _ state: inout Updates, waited: Double, now: Instant, what: String = "no fix after a nap's wake"
+    ) {
         state.napWake = nil
         if !receiverUnreachable { state.failures += 1 }
         if state.failures <= 1 { state.napWakeBase = waited }

@@ -112,10 +112,10 @@ extension Policy {
 
     /// Seconds without an acceptable fix after which a tracking receiver counts as without sky: a wake's whole
     /// `acquisition.timeout` where the device was last seen standing, and `tunnelWait` where it was moving.
-    /// A moving receiver sent down is blind when the sky comes back: sleeping 12 s as the descent's aircraft
-    /// left its 72 s without a fix put it 2.5 km from its last location (bench/policy.sh), where a receiver
-    /// kept up reacquires at once. Twice the receiver's own cadence if that is longer (a MediaTek's periodic
-    /// mode gives a fix each 15 s).
+    /// A receiver kept up reacquires as soon as the sky comes back; one sent down waits for its next wake
+    /// while the vehicle drives on (a 60 s watch left the descent's aircraft still waking as its 72 s without a
+    /// fix ended: worst staleness 2,531 m where it was 298 m, docs/policy.md). Twice the receiver's own cadence
+    /// if that is longer (a MediaTek's periodic mode gives a fix each 15 s).
     func lostFixWait(_ stretch: TrackingStretch) -> Double {
         let moving = (recentSpeed ?? 0) >= (stationaryRule?.movingSpeed ?? 0)
         return max(moving ? Self.tunnelWait : configuration.acquisition.timeout, 2 * stretch.longestGap)

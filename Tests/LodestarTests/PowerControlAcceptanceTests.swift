@@ -445,23 +445,32 @@ extension PowerControlAcceptanceTests {
         #expect(again.count >= 2, "the plan was sent again after the wakes: \(again.count)")
     }
 
-    /// Unplugged (its pty closed) and plugged in again on a new device that gpsd's hotplug adds: the manager
-    /// watches every device, as the daemon does, and its locations come back.
+    /// Unplugged (its pty closed) and plugged in again on a new device, with gpsd told as its hotplug script
+    /// tells it (the old path removed, the new one added): the manager watches every device, as the daemon
+    /// does, its locations come back, and its commands reach the new device.
     @Test func aReceiverUnpluggedAndPluggedBackIsFoundAgain() async throws {
         let run = try await Self.run(watchEveryDevice: true) { run in
-            if run.receiver.clock > 30, run.receiver.terminal != nil, !run.unplugged {
+            if run.receiver.clock > 30, let old = run.receiver.terminal?.devicePath, !run.unplugged {
                 run.unplugged = true
-                run.replugAt = run.receiver.clock
                 run.receiver.disappear()
-            } else if run.unplugged, run.receiver.terminal == nil, run.receiver.clock > 60 {
-                if let path = try? run.receiver.reappear() { try? run.gpsd.addDevice(path) }
+                try? run.gpsd.removeDevice(old)
+            } else if run.unplugged, run.replugAt == nil, run.receiver.clock > 60,
+                let path = try? run.receiver.reappear()
+            {
+                run.replugAt = run.receiver.clock
+                try? run.gpsd.addDevice(path)
             }
-            return run.unplugged && run.receiver.clock > 180
+            return (run.replugAt.map { run.receiver.clock > $0 + 120 }) ?? false
         }
+        let replugAt = try #require(run.replugAt, "the receiver was plugged in again")
         let locationsAfter = run.updates.filter { item in
             guard case .locations = item.update else { return false }
-            return item.clock > 70
+            return item.clock > replugAt + 10
         }
         #expect(!locationsAfter.isEmpty, "locations after the receiver came back")
+        let failedAfter = run.powerEvents.filter { $0.clock > replugAt + 10 && $0.event.kind == .commandFailed }
+        #expect(failedAfter.isEmpty, "commands after the receiver came back: \(failedAfter.map(\.event.detail))")
+        let commanded = run.receiver.commands.filter { $0.t > replugAt + 10 && $0.message.name.hasPrefix("CFG-") }
+        #expect(!commanded.isEmpty, "the receiver on its new device got Lodestar's commands")
     }
 }

@@ -45,6 +45,8 @@ public struct PowerController: Sendable {
     var firstFixPending: (since: Double, from: ReceiverRegime)?
     /// When to apply the current regime again after gpsd reopened (and probed) the device.
     var reapplyAt: Double?
+    /// Held `.down` after a down command that did not reach the receiver: why (see `downUndelivered`).
+    var undeliveredDown: String?
     /// The writes awaiting gpsd's answer, oldest first.
     var awaitingReplies: [AwaitingReply] = []
     var shuttingDown = false
@@ -102,6 +104,7 @@ public struct PowerController: Sendable {
         case .regimeRequested(let regime, _): regimeRequested(regime, now: now)
         case .commandReply(let outcome): commandReply(outcome, now: now)
         case .switchFailed(let error):
+            downUndelivered("the power switch could not be set")
             report(.commandFailed, regime: target, detail: "the power switch could not be set: \(error)")
         case .tick: break
         case .shutdown(let exitRegime): shutdown(exitRegime: exitRegime, now: now)
@@ -134,6 +137,7 @@ public struct PowerController: Sendable {
         var messages: [ReceiverMessage]
         var then: Step
         var note: String
+        var why: String?
     }
 
     /// What the writes after a settle lead to.
@@ -147,6 +151,9 @@ public struct PowerController: Sendable {
         var regime: ReceiverRegime
         var commandAt: Double
         var lastOutput: Double?
+        /// Why the down command did not reach the receiver (gpsd refused it, it could not be sent, the switch
+        /// failed): quiet that follows is then not its effect (a device gpsd lost also goes quiet).
+        var undelivered: String?
     }
 
     struct Waking: Sendable {
@@ -184,6 +191,8 @@ public struct PowerController: Sendable {
         var confirmsPowerSave: Bool
         /// Wake bytes: the settle after them counts from when gpsd wrote them.
         var isPreamble = false
+        /// One of the messages that send the receiver down.
+        var leadsDown = false
     }
 
     // MARK: - Inputs
@@ -327,10 +336,20 @@ public struct PowerController: Sendable {
             }
         case .refused(let message):
             if message.lowercased().contains("read-only") { readOnlyGPSD = true }
+            if reply.leadsDown { downUndelivered("gpsd refused \(reply.what)") }
             report(.commandFailed, regime: target, detail: "gpsd refused \(reply.what): \(message)")
         case .failed(let reason):
+            if reply.leadsDown { downUndelivered("\(reply.what) was not sent") }
             report(.commandFailed, regime: target, detail: "\(reply.what) was not sent: \(reason)")
         }
+    }
+
+    /// The down command in flight did not reach the receiver: the receiver is not counted down when it goes
+    /// quiet (`fire` holds it down uncounted instead).
+    mutating func downUndelivered(_ why: String) {
+        guard case .goingDown(var goingDown) = phase else { return }
+        goingDown.undelivered = goingDown.undelivered ?? why
+        phase = .goingDown(goingDown)
     }
 
     mutating func shutdown(exitRegime: ReceiverRegime, now: Double) {

@@ -20,7 +20,8 @@ extension PowerController {
             reapplyAt = nil
             switch phase {
             case .down(let regime):
-                goDown(regime, from: regime, now: now, note: nil, reapplied: true)
+                let why = undeliveredDown.map { "the last command did not reach it: \($0)" }
+                goDown(regime, from: regime, now: now, note: nil, reapplied: true, why: why)
             case .running(let regime):
                 sequence(
                     preamble: false, plan(regime)?.messages ?? [], then: .run(regime, reapplied: true), now: now,
@@ -33,7 +34,13 @@ extension PowerController {
         case .settling(let settle) where settle.until <= now:
             sequence(
                 preamble: false, settle.messages, then: settle.then, now: now,
-                note: settle.note.isEmpty ? nil : settle.note)
+                note: settle.note.isEmpty ? nil : settle.note, why: settle.why)
+        case .goingDown(let goingDown) where goingDown.undelivered != nil:
+            // Quiet, but not from a command that never reached the receiver (gpsd lost the device, or the
+            // switch failed): held down as far as the policy goes, charged as running until it is seen quiet
+            // after a command that went through. Output from it sends the command again.
+            phase = .down(goingDown.regime)
+            undeliveredDown = goingDown.undelivered
         case .goingDown(let goingDown):
             quiet(goingDown, at: goingDown.lastOutput ?? goingDown.commandAt, now: now)
         case .waking(let waking):

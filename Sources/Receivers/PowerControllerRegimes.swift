@@ -146,21 +146,22 @@ extension PowerController {
 
     /// Puts the receiver down in `regime`; `from` is the down regime it may still be in (whose wake comes
     /// first, so the command is not lost waking it).
+    /// `why`: what made a reapplied command necessary, when it is not the usual (gpsd woke the receiver).
     mutating func goDown(
         _ regime: ReceiverRegime, from: ReceiverRegime?, now: Double, note: String?,
-        reapplied: Bool = false
+        reapplied: Bool = false, why: String? = nil
     ) {
         // A fix still awaited from an earlier wake is not this wake's to time.
         firstFixPending = nil
         switch mechanism {
         case .gpio, .usbPort:
             actions.append(.setPower(false))
-            begin(.goDown(regime, reapplied: reapplied), sent: ["power switched off"], now: now, note: note)
+            begin(.goDown(regime, reapplied: reapplied), sent: ["power switched off"], now: now, note: note, why: why)
         case .ubx, .pmtk, .sirf, .closeDevice, nil:
             let preamble = from.flatMap { plan($0)?.wake.bytesBeforeNextMessages.isEmpty == false } ?? false
             sequence(
                 preamble: preamble, plan(regime)?.messages ?? [], then: .goDown(regime, reapplied: reapplied),
-                now: now, note: note)
+                now: now, note: note, why: why)
         }
     }
 
@@ -183,20 +184,21 @@ extension PowerController {
     /// Writes the preamble and waits for the receiver to settle before `messages`, or writes them now.
     mutating func sequence(
         preamble: Bool, _ messages: [ReceiverMessage], then step: Step, now: Double,
-        note: String?
+        note: String?, why: String? = nil
     ) {
         if preamble {
             write(.wakePreamble, confirmsPowerSave: false)
             let until = now + Double(RegimeWake.settleMilliseconds) / 1000
             actions.append(.wait(until: until))
             achievedRegime = .continuous
-            phase = .settling(Settle(until: until, messages: messages, then: step, note: note ?? ""))
+            phase = .settling(Settle(until: until, messages: messages, then: step, note: note ?? "", why: why))
         } else {
+            let leadsDown = if case .goDown = step { true } else { false }
             for (index, message) in messages.enumerated() {
                 let last = index == messages.count - 1
-                write(.message(message), confirmsPowerSave: last && isPowerSave(step))
+                write(.message(message), confirmsPowerSave: last && isPowerSave(step), leadsDown: leadsDown)
             }
-            begin(step, sent: messages.map(\.name), now: now, note: note)
+            begin(step, sent: messages.map(\.name), now: now, note: note, why: why)
         }
     }
 
@@ -208,21 +210,23 @@ extension PowerController {
         }
     }
 
-    mutating func write(_ write: ReceiverWrite, confirmsPowerSave: Bool) {
+    mutating func write(_ write: ReceiverWrite, confirmsPowerSave: Bool, leadsDown: Bool = false) {
         actions.append(.write(write))
         awaitingReplies.append(
             AwaitingReply(
-                what: write.description, confirmsPowerSave: confirmsPowerSave, isPreamble: write == .wakePreamble))
+                what: write.description, confirmsPowerSave: confirmsPowerSave, isPreamble: write == .wakePreamble,
+                leadsDown: leadsDown))
     }
 
     /// The writes for `step` went out (`sent` names them): the phase they lead to starts.
-    mutating func begin(_ step: Step, sent: [String], now: Double, note: String?) {
+    mutating func begin(_ step: Step, sent: [String], now: Double, note: String?, why: String? = nil) {
         let prefix = note.map { "\($0): " } ?? ""
         let what = sent.isEmpty ? "nothing to send" : sent.joined(separator: ", ")
+        undeliveredDown = nil
         switch step {
         case .goDown(let regime, let reapplied):
             phase = .goingDown(GoingDown(regime: regime, commandAt: now, lastOutput: nil))
-            reportSent(regime, reapplied: reapplied, "\(prefix)\(regime.rawValue)", what)
+            reportSent(regime, reapplied: reapplied, "\(prefix)\(regime.rawValue)", what, why: why)
         case .wake(let waking):
             phase = .waking(waking)
             let attempt = waking.attempt == 0 ? "" : " (try \(waking.attempt + 1))"
@@ -238,9 +242,11 @@ extension PowerController {
         }
     }
 
-    mutating func reportSent(_ regime: ReceiverRegime, reapplied: Bool, _ heading: String, _ what: String) {
+    mutating func reportSent(
+        _ regime: ReceiverRegime, reapplied: Bool, _ heading: String, _ what: String, why: String? = nil
+    ) {
         if reapplied {
-            let why = "the receiver woke: gpsd reopened or probed the device"
+            let why = why ?? "the receiver woke: gpsd reopened or probed the device"
             report(.reapplied, regime: regime, detail: "\(heading) again (\(why)): \(what)")
         } else {
             report(.regimeCommanded, regime: regime, detail: "\(heading): \(what)")

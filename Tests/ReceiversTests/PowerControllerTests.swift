@@ -294,6 +294,30 @@ struct ControllerScript {
         #expect(script.events(.noEffect).first?.detail.contains("read-only (-b)") == true)
     }
 
+    /// gpsd refused the stop (its device had gone: "Can't open …") and the receiver's output stopped for that
+    /// reason, not the command's: nothing counts it down. When it talks again the stop goes again, and the
+    /// quiet after a stop that went through counts.
+    @Test func quietAfterARefusedDownCommandIsNotCountedDown() {
+        let path = "/dev/ttyACM0"
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
+        script.output(path, from: 1, to: 10, fixFrom: 1)
+        script.reply = .refused(message: "Can't open \(path).")
+        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
+        script.advance(to: 30)
+        #expect(script.events(.commandFailed).count == 1)
+        #expect(script.events(.quiet).isEmpty, "\(script.events.map(\.detail))")
+        #expect(script.controller.achievedRegime != .standby)
+        script.reply = .answered(.other(className: "DEVICE"))
+        script.output(path, from: 30, to: 34, fixFrom: 30)
+        script.advance(to: 60)
+        let reapplied = script.events(.reapplied)
+        #expect(reapplied.count == 1)
+        #expect(reapplied.first?.detail.contains("did not reach it: gpsd refused CFG-RST GNSS stop") == true, "\(reapplied)")
+        #expect(script.writes(since: 30).map(\.write).contains(Self.stop))
+        #expect(script.events(.quiet).count == 1)
+        #expect(script.controller.achievedRegime == .standby)
+    }
+
     @Test func aWakeWithoutOutputIsRetriedWithABackoff() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))

@@ -16,12 +16,16 @@ extension PowerController {
     }
 
     mutating func noEffect(_ goingDown: GoingDown, now: Double) {
-        noEffect(regime: goingDown.regime, seconds: now - goingDown.commandAt, now: now)
+        noEffect(
+            regime: goingDown.regime, seconds: now - goingDown.commandAt, now: now, undelivered: goingDown.undelivered)
     }
 
-    mutating func noEffect(regime: ReceiverRegime, seconds elapsed: Double, now: Double) {
+    /// `undelivered`: why the command never reached the receiver, which is then the cause named.
+    mutating func noEffect(regime: ReceiverRegime, seconds elapsed: Double, now: Double, undelivered: String? = nil) {
         let cause: String
-        if readOnlyGPSD == true {
+        if let undelivered, readOnlyGPSD != true {
+            cause = "the command did not reach it (\(undelivered))"
+        } else if readOnlyGPSD == true {
             cause = "gpsd runs read-only (-b), which drops every write to the receiver"
         } else {
             switch mechanism {

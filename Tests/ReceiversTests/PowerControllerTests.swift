@@ -318,6 +318,21 @@ struct ControllerScript {
         #expect(script.controller.achievedRegime == .standby)
     }
 
+    /// A stop that could not be sent, to a receiver that keeps talking: no effect, with the failed send as
+    /// its cause rather than the receiver or another program.
+    @Test func aDownCommandThatWasNotSentIsTheNamedCauseOfNoEffect() {
+        let path = "/dev/ttyACM0"
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
+        script.output(path, from: 1, to: 10, fixFrom: 1)
+        script.reply = .failed(reason: "no gpsd connection")
+        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
+        script.output(path, from: 10.5, to: 20, fixFrom: 10.5)
+        let detail = script.events(.noEffect).first?.detail ?? ""
+        #expect(detail.contains("the command did not reach it (CFG-RST GNSS stop was not sent)"), "\(detail)")
+        #expect(!detail.contains("another program"), "\(detail)")
+        #expect(script.controller.achievedRegime == .continuous)
+    }
+
     @Test func aWakeWithoutOutputIsRetriedWithABackoff() {
         let path = "/dev/ttyUSB0"
         var script = ControllerScript(PowerControllerConfiguration(model: .mt3339), identified: Self.mediatek(path))

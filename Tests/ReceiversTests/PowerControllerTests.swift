@@ -294,15 +294,21 @@ struct ControllerScript {
         #expect(script.events(.noEffect).first?.detail.contains("read-only (-b)") == true)
     }
 
+    /// A u-blox with fixes from 1 s, asked for standby at 10 s, every write answered with `reply` from then.
+    static func standbyAnswered(_ reply: GPSDCommandOutcome, path: String) -> ControllerScript {
+        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
+        script.output(path, from: 1, to: 10, fixFrom: 1)
+        script.reply = reply
+        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
+        return script
+    }
+
     /// gpsd refused the stop (its device had gone: "Can't open …") and the receiver's output stopped for that
     /// reason, not the command's: nothing counts it down. When it talks again the stop goes again, and the
     /// quiet after a stop that went through counts.
     @Test func quietAfterARefusedDownCommandIsNotCountedDown() {
         let path = "/dev/ttyACM0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
-        script.output(path, from: 1, to: 10, fixFrom: 1)
-        script.reply = .refused(message: "Can't open \(path).")
-        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
+        var script = Self.standbyAnswered(.refused(message: "Can't open \(path)."), path: path)
         script.advance(to: 30)
         #expect(script.events(.commandFailed).count == 1)
         #expect(script.events(.quiet).isEmpty, "\(script.events.map(\.detail))")
@@ -322,10 +328,7 @@ struct ControllerScript {
     /// its cause rather than the receiver or another program.
     @Test func aDownCommandThatWasNotSentIsTheNamedCauseOfNoEffect() {
         let path = "/dev/ttyACM0"
-        var script = ControllerScript(PowerControllerConfiguration(model: .ublox8), identified: Self.ublox8(path))
-        script.output(path, from: 1, to: 10, fixFrom: 1)
-        script.reply = .failed(reason: "no gpsd connection")
-        script.send(.regimeRequested(.standby, reason: "paused"), at: 10)
+        var script = Self.standbyAnswered(.failed(reason: "no gpsd connection"), path: path)
         script.output(path, from: 10.5, to: 20, fixFrom: 10.5)
         let detail = script.events(.noEffect).first?.detail ?? ""
         #expect(detail.contains("the command did not reach it (CFG-RST GNSS stop was not sent)"), "\(detail)")

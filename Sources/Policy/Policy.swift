@@ -583,13 +583,13 @@ public struct Policy: Sendable {
 
     mutating func acquisitionTimedOut(now: Instant) {
         guard var state = updates else { return }
-        if case .tracking = state.phase, let wake = state.napWake {
-            napWakeTimedOut(&state, wake, now: now)
-            updates = state
-            return
-        }
-        if case .tracking = state.phase, state.stretch.lastFix != nil {
-            trackingWatchDue(&state, now: now)
+        if case .tracking = state.phase {
+            // A nap's wake waiting for its fix, or the watch over a stretch kept up.
+            if let wake = state.napWake {
+                napWakeTimedOut(&state, wake, now: now)
+            } else if state.stretch.lastFix != nil {
+                trackingWatchDue(&state, now: now)
+            }
             updates = state
             return
         }

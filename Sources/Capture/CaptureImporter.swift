@@ -69,11 +69,20 @@ public enum CaptureImporter {
 
         /// After `end`: why the log cannot be imported, if it cannot.
         public var problem: CaptureError? {
-            guard !hasPosition else { return nil }
-            return CaptureError(
-                .noFix, line: nil,
-                "the log has no position fix: gpsdecode found \(reportCount) reports but none with a position "
-                    + "(a receiver that never got a fix, or not a receiver log)")
+            guard hasPosition else {
+                return CaptureError(
+                    .noFix, line: nil,
+                    "the log has no position fix: gpsdecode found \(reportCount) reports but none with a position "
+                        + "(a receiver that never got a fix, or not a receiver log)")
+            }
+            // Every report at t=0 would be a capture with nothing to replay.
+            guard started != nil else {
+                return CaptureError(
+                    .noFix, line: nil,
+                    "the log has positions but no time: gpsdecode found \(reportCount) reports, none with a time "
+                        + "(NMEA with GGA but no RMC or ZDA gives no date)")
+            }
+            return nil
         }
 
         mutating func take(_ line: ArraySlice<UInt8>) {

@@ -49,6 +49,8 @@ public struct NoFixReporter: Sendable {
     private var lastFixAt: Double?
     private var lastFixTime: UTCTime?
     private var lastDataAt: Double?
+    /// When gpsd last reported a position without a time (an NMEA receiver sending GGA but no RMC or ZDA).
+    private var lastUntimedAt: Double?
     private var sky: (seen: Int, used: Int)?
     private var lastLineAt: Double?
 
@@ -67,11 +69,16 @@ public struct NoFixReporter: Sendable {
         return max(expectedSince, lastFixAt ?? expectedSince) + interval
     }
 
-    /// A fix from gpsd (any mode): one with a position ends the no-fix period, and says so when a line had
-    /// said there was none.
+    /// A fix from gpsd (any mode): one with a position and a time ends the no-fix period, and says so when a
+    /// line had said there was none. A position without a time is no location (`Location(fix)`), and the
+    /// line names it.
     public mutating func observe(_ fix: Fix, at now: Double) -> NoFixNotice? {
         lastDataAt = now
         guard fix.hasPosition else { return nil }
+        guard fix.time != nil else {
+            lastUntimedAt = now
+            return nil
+        }
         let notice: NoFixNotice?
         if lastLineAt != nil {
             let since = max(lastFixAt ?? navigatingSince, navigatingSince)
@@ -132,7 +139,10 @@ public struct NoFixReporter: Sendable {
         }
         let sinceData = lastDataAt.map { now - $0 }
         let body: String
-        if let sinceData, sinceData < interval {
+        if let untimed = lastUntimedAt, now - untimed < interval {
+            // gpsd 3.22 dates NMEA time of day only from RMC or ZDA.
+            body = "gpsd reports positions without a time (an NMEA receiver sending GGA but no RMC or ZDA)"
+        } else if let sinceData, sinceData < interval {
             if let sky {
                 body = sky.seen == 0 ? "no satellites seen (antenna?)" : "\(sky.seen) satellites seen, \(sky.used) used"
             } else {

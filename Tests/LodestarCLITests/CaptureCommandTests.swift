@@ -329,6 +329,28 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out.jsonl"))
     }
 
+    /// GGA alone carries a time of day but no date: gpsd decodes positions without a time, which would all be
+    /// at t=0. Refused, naming what is missing.
+    @Test func aRawLogWithPositionsButNoTimeExits65() throws {
+        let folder = try temporaryFolder("capture")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/gga.nmea"
+        try (0..<5).map { "$GPGGA,16574\($0),4901.5940,N,01203.9163,E,1,07,1.0,336.7,M,46.6,M,,*" }
+            .map { line -> String in
+                let body = line.dropFirst().dropLast()
+                let sum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+                return line + String(format: "%02X\r\n", sum)
+            }
+            .joined().write(toFile: path, atomically: true, encoding: .utf8)
+        for arguments in [["replay", path], ["import", path, "-o", folder + "/out.jsonl"]] {
+            let result = run(arguments)
+            #expect(result.code == 65, "\(arguments)")
+            #expect(result.error.contains("the log has positions but no time"), "\(result.error)")
+            #expect(result.error.contains("GGA but no RMC or ZDA"), "\(result.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out.jsonl"))
+    }
+
     @Test func aCaptureWithoutRawBytesCannotGoThroughGPSD() throws {
         let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -50,6 +50,19 @@ import Testing
         #expect(reporter.nextDeadline == 231)
     }
 
+    /// Positions without a time (GGA with no RMC or ZDA) make no location: they are no fix, and the line
+    /// says what is missing.
+    @Test func positionsWithoutATimeAreReportedAsSuch() {
+        var reporter = NoFixReporter(interval: 30, now: 0)
+        let untimed = Fix(mode: .threeD, latitude: 48.1, longitude: 11.5)
+        for t in stride(from: 1.0, through: 40, by: 1) { #expect(reporter.observe(untimed, at: t) == nil) }
+        let line = reporter.check(at: 40)
+        #expect(
+            line?.sentence
+                == "no fix since start 40 s ago: gpsd reports positions without a time (an NMEA receiver sending GGA but no RMC or ZDA)")
+        #expect(reporter.observe(Self.located, at: 41) == .fixAgain(afterSeconds: 41, sentence: "fix again after 41 s"))
+    }
+
     @Test func aReceiverDownOnPurposeIsNotReportedAndAWakeGetsItsTimeToFirstFix() {
         var reporter = NoFixReporter(interval: 30, now: 0)
         _ = reporter.observe(Self.located, at: 5)

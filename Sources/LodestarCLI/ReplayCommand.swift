@@ -158,9 +158,9 @@ enum ReplayCommand {
                 announcesStream: false)
             emitter.open()
             let fed = StreamedReceiverBytes(stream, speed: speed)
-            let fixes: Int
+            let positions: PositionCount
             switch replayThroughGPSD(fed, emitter: &emitter, context: context) {
-            case .success(let count): fixes = count
+            case .success(let count): positions = count
             case .failure(let failure):
                 emitter.close()
                 return failure.code
@@ -169,7 +169,8 @@ enum ReplayCommand {
                 emitter.close()
                 return failure
             }
-            return endLocations(&emitter, seenLive: fed.seenLive.result, fixes: fixes, path: path, context: context)
+            return endLocations(
+                &emitter, seenLive: fed.seenLive.result, positions: positions, path: path, context: context)
         }
         if let reportPath, !parsed.flags.contains("force"), access(reportPath, F_OK) == 0 {
             context.say("lodestar replay: \(reportPath) exists; use --force to replace it")
@@ -191,12 +192,12 @@ enum ReplayCommand {
             format: format, count: count, context: context, name: "lodestar replay", origin: .replay,
             announcesStream: false)
         emitter.open()
-        var fixes = 0
+        var positions = PositionCount()
         var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
         let failure = stream.replay(
             command: "replay", context: context, speed: speed, isDone: { emitter.finished },
             onEvent: { _, event in
-                if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
+                positions.observe(event)
                 emitter.handle(event)
             },
             onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
@@ -204,23 +205,42 @@ enum ReplayCommand {
             emitter.close()
             return failure
         }
-        return endLocations(&emitter, seenLive: seenLive.result, fixes: fixes, path: path, context: context)
+        return endLocations(&emitter, seenLive: seenLive.result, positions: positions, path: path, context: context)
     }
 
     /// The end of a replay that printed locations: the times to first fix seen live, the output closed, and 65
     /// when the capture had no fix at all.
     private static func endLocations(
-        _ emitter: inout LocationEmitter, seenLive: FirstFixesSeenLive, fixes: Int, path: String,
+        _ emitter: inout LocationEmitter, seenLive: FirstFixesSeenLive, positions: PositionCount, path: String,
         context: CommandContext
     ) -> ExitCode {
         listFirstFixesSeenLive(seenLive, emitter: &emitter, context: context)
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
-        if fixes == 0, !context.shouldStop() {
-            context.say("lodestar replay: \(path) has no position fix to replay (the receiver never had one)")
+        if positions.timed == 0, !context.shouldStop() {
+            context.say("lodestar replay: \(path) " + positions.noFix(doing: "replay"))
             return .dataError
         }
         return .success
+    }
+
+    /// The capture's position fixes, with a time (a location) and without (gpsd could not date them).
+    struct PositionCount {
+        var timed = 0
+        var untimed = 0
+
+        mutating func observe(_ event: LiveEvent) {
+            guard case .fix(let fix) = event, fix.hasPosition else { return }
+            if fix.time == nil { untimed += 1 } else { timed += 1 }
+        }
+
+        /// Why there is nothing to `doing`, when `timed` is 0.
+        func noFix(doing: String) -> String {
+            untimed > 0
+                ? "has \(untimed) positions but none with a time, so nothing to \(doing) (gpsd dates NMEA only from "
+                    + "RMC or ZDA: a receiver sending GGA alone)"
+                : "has no position fix to \(doing) (the receiver never had one)"
+        }
     }
 
     /// The policy of `profile` on the capture, with the receiver simulated; its locations, regimes and events
@@ -250,9 +270,11 @@ enum ReplayCommand {
                     SimulationLine.event(t: t, started: started, kind, detail: detail, format: format))
             }
         }
+        var positions = PositionCount()
         let failure = stream.replay(
             command: "replay", context: context, speed: speed, isDone: { emitter.finished },
             onEvent: { t, event in
+                positions.observe(event)
                 for input in TruthInput.inputs(for: event, assembler: &run.assembler) { run.feed(t: t, input, onOutput: show) }
             },
             onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
@@ -266,7 +288,7 @@ enum ReplayCommand {
         emitter.close()
         if emitter.outcome != .success { return emitter.outcome }
         if summary.trueFixes == 0, !cut {
-            context.say("lodestar replay: \(stream.path) has no position fix to replay (the receiver never had one)")
+            context.say("lodestar replay: \(stream.path) " + positions.noFix(doing: "replay"))
             return .dataError
         }
         let down = TextLine.fixed(summary.downShare * 100, decimals: 1, width: 1)
@@ -291,8 +313,13 @@ enum ReplayCommand {
             Evaluator(setup: profile.simulationSetup, bound: profile.stalenessBound, name: profile.name),
             keepsDetail: reportPath != nil)
         var seenLive = FirstFixesSeenLive.Collector(started: stream.header.started)
+        var positions = PositionCount()
         let failure = stream.replay(
-            command: "replay", context: context, onEvent: { t, event in run.feed(t: t, event: event) },
+            command: "replay", context: context,
+            onEvent: { t, event in
+                positions.observe(event)
+                run.feed(t: t, event: event)
+            },
             onAnnotation: { t, annotation in seenLive.add(t: t, annotation) })
         if let failure { return failure }
         if context.shouldStop() {
@@ -303,7 +330,7 @@ enum ReplayCommand {
         }
         let evaluation = run.finish()
         guard evaluation.trueFixes > 0 else {
-            context.say("lodestar replay: \(path) has no position fix to evaluate (the receiver never had one)")
+            context.say("lodestar replay: \(path) " + positions.noFix(doing: "evaluate"))
             return .dataError
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -339,11 +366,11 @@ enum ReplayCommand {
         }
     }
 
-    /// Feeds the capture's `rx` bytes to a private gpsd on a pty and prints what it reports. The number of
-    /// fixes with a position it reported.
+    /// Feeds the capture's `rx` bytes to a private gpsd on a pty and prints what it reports. The fixes with a
+    /// position it reported.
     private static func replayThroughGPSD(
         _ fed: StreamedReceiverBytes, emitter: inout LocationEmitter, context: CommandContext
-    ) -> Result<Int, CaptureInput.Failure> {
+    ) -> Result<PositionCount, CaptureInput.Failure> {
         var options = PrivateGPSD.Options()
         // Nothing must be written to the "receiver" but what the capture holds.
         options.readOnly = true
@@ -359,10 +386,10 @@ enum ReplayCommand {
         }
         let feed = BackgroundFeed()
         let source = LiveReportSource(host: "127.0.0.1", port: String(gpsd.port), satelliteDetail: false)
-        var fixes = 0
+        var positions = PositionCount()
         do throws(GPSDError) {
             try source.run(shouldStop: { feed.isDone || emitter.finished || context.shouldStop() }) { event in
-                if case .fix(let fix) = event, fix.hasPosition { fixes += 1 }
+                positions.observe(event)
                 if case .watching = event {
                     feed.start { stop in fed.feed(to: terminal, context: context) { stop() || context.shouldStop() } }
                 }
@@ -375,7 +402,7 @@ enum ReplayCommand {
         }
         feed.stop()
         feed.waitUntilDone()
-        return .success(fixes)
+        return .success(positions)
     }
 }
 

@@ -351,6 +351,20 @@ private func gpsdecodePositions(_ path: String) throws -> [EpochPosition] {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out.jsonl"))
     }
 
+    /// A capture recorded from a receiver sending GGA alone: positions, none with a time. Each way of
+    /// replaying it says so, rather than that the receiver never had a fix (or nothing at all).
+    @Test func aCaptureOfPositionsWithoutATimeExits65() throws {
+        let folder = try temporaryFolder("capture")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let untimed = (1...3).map { #"{"t":\#($0).000,"gpsd":{"class":"TPV","device":"d","mode":3,"lat":52.1,"lon":4.3}}"# + "\n" }
+        let path = try capture(folder, [Self.header] + untimed)
+        for extra in [[], ["--profile", "car"], ["--profile", "car", "--evaluate"]] {
+            let result = run(["replay", path] + extra)
+            #expect(result.code == 65, "\(extra)")
+            #expect(result.error.contains("has 3 positions but none with a time"), "\(extra): \(result.error)")
+        }
+    }
+
     @Test func aCaptureWithoutRawBytesCannotGoThroughGPSD() throws {
         let folder = try temporaryFolder("capture")
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -45,7 +45,8 @@ public struct PowerController: Sendable {
     var firstFixPending: (since: Double, from: ReceiverRegime)?
     /// When to apply the current regime again after gpsd reopened (and probed) the device.
     var reapplyAt: Double?
-    /// Held `.down` after a down command that did not reach the receiver: why (see `downUndelivered`).
+    /// Held `.down` after a down command that did not reach the receiver: why (see `downUndelivered`). The
+    /// next down command says it is sent again for that reason (`begin`).
     var undeliveredDown: String?
     /// The writes awaiting gpsd's answer, oldest first.
     var awaitingReplies: [AwaitingReply] = []
@@ -137,7 +138,6 @@ public struct PowerController: Sendable {
         var messages: [ReceiverMessage]
         var then: Step
         var note: String
-        var why: String?
     }
 
     /// What the writes after a settle lead to.

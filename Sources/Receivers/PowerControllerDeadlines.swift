@@ -20,8 +20,7 @@ extension PowerController {
             reapplyAt = nil
             switch phase {
             case .down(let regime):
-                let why = undeliveredDown.map { "the last command did not reach it: \($0)" }
-                goDown(regime, from: regime, now: now, note: nil, reapplied: true, why: why)
+                goDown(regime, from: regime, now: now, note: nil, reapplied: true)
             case .running(let regime):
                 sequence(
                     preamble: false, plan(regime)?.messages ?? [], then: .run(regime, reapplied: true), now: now,
@@ -34,7 +33,7 @@ extension PowerController {
         case .settling(let settle) where settle.until <= now:
             sequence(
                 preamble: false, settle.messages, then: settle.then, now: now,
-                note: settle.note.isEmpty ? nil : settle.note, why: settle.why)
+                note: settle.note.isEmpty ? nil : settle.note)
         case .goingDown(let goingDown) where goingDown.undelivered != nil:
             // Quiet, but not from a command that never reached the receiver (gpsd lost the device, or the
             // switch failed): held down as far as the policy goes, charged as running until it is seen quiet

@@ -146,22 +146,21 @@ extension PowerController {
 
     /// Puts the receiver down in `regime`; `from` is the down regime it may still be in (whose wake comes
     /// first, so the command is not lost waking it).
-    /// `why`: what made a reapplied command necessary, when it is not the usual (gpsd woke the receiver).
     mutating func goDown(
         _ regime: ReceiverRegime, from: ReceiverRegime?, now: Double, note: String?,
-        reapplied: Bool = false, why: String? = nil
+        reapplied: Bool = false
     ) {
         // A fix still awaited from an earlier wake is not this wake's to time.
         firstFixPending = nil
         switch mechanism {
         case .gpio, .usbPort:
             actions.append(.setPower(false))
-            begin(.goDown(regime, reapplied: reapplied), sent: ["power switched off"], now: now, note: note, why: why)
+            begin(.goDown(regime, reapplied: reapplied), sent: ["power switched off"], now: now, note: note)
         case .ubx, .pmtk, .sirf, .closeDevice, nil:
             let preamble = from.flatMap { plan($0)?.wake.bytesBeforeNextMessages.isEmpty == false } ?? false
             sequence(
                 preamble: preamble, plan(regime)?.messages ?? [], then: .goDown(regime, reapplied: reapplied),
-                now: now, note: note, why: why)
+                now: now, note: note)
         }
     }
 
@@ -184,21 +183,21 @@ extension PowerController {
     /// Writes the preamble and waits for the receiver to settle before `messages`, or writes them now.
     mutating func sequence(
         preamble: Bool, _ messages: [ReceiverMessage], then step: Step, now: Double,
-        note: String?, why: String? = nil
+        note: String?
     ) {
         if preamble {
             write(.wakePreamble, confirmsPowerSave: false)
             let until = now + Double(RegimeWake.settleMilliseconds) / 1000
             actions.append(.wait(until: until))
             achievedRegime = .continuous
-            phase = .settling(Settle(until: until, messages: messages, then: step, note: note ?? "", why: why))
+            phase = .settling(Settle(until: until, messages: messages, then: step, note: note ?? ""))
         } else {
             let leadsDown = if case .goDown = step { true } else { false }
             for (index, message) in messages.enumerated() {
                 let last = index == messages.count - 1
                 write(.message(message), confirmsPowerSave: last && isPowerSave(step), leadsDown: leadsDown)
             }
-            begin(step, sent: messages.map(\.name), now: now, note: note, why: why)
+            begin(step, sent: messages.map(\.name), now: now, note: note)
         }
     }
 
@@ -219,9 +218,11 @@ extension PowerController {
     }
 
     /// The writes for `step` went out (`sent` names them): the phase they lead to starts.
-    mutating func begin(_ step: Step, sent: [String], now: Double, note: String?, why: String? = nil) {
+    mutating func begin(_ step: Step, sent: [String], now: Double, note: String?) {
         let prefix = note.map { "\($0): " } ?? ""
         let what = sent.isEmpty ? "nothing to send" : sent.joined(separator: ", ")
+        // Sent again after a down command that did not reach the receiver: that is why, not a wake by gpsd.
+        let why = undeliveredDown.map { "the last command did not reach it: \($0)" }
         undeliveredDown = nil
         switch step {
         case .goDown(let regime, let reapplied):

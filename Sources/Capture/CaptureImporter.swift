@@ -80,7 +80,7 @@ public enum CaptureImporter {
                 return CaptureError(
                     .noFix, line: nil,
                     "the log has positions but no time: gpsdecode found \(reportCount) reports, none with a time "
-                        + "(NMEA with GGA but no RMC or ZDA gives no date)")
+                        + "(\(Fix.untimedPositionsCause))")
             }
             return nil
         }

@@ -79,4 +79,8 @@ public struct Fix: Sendable, Equatable {
         guard mode >= .twoD, let latitude, let longitude else { return false }
         return abs(latitude) <= 90 && abs(longitude) <= 180
     }
+
+    /// Why gpsd reports positions without a time, as every message about them says it: gpsd 3.22 dates NMEA's
+    /// time of day only from RMC or ZDA.
+    public static let untimedPositionsCause = "an NMEA receiver sending GGA but no RMC or ZDA"
 }

@@ -140,8 +140,7 @@ public struct NoFixReporter: Sendable {
         let sinceData = lastDataAt.map { now - $0 }
         let body: String
         if let untimed = lastUntimedAt, now - untimed < interval {
-            // gpsd 3.22 dates NMEA time of day only from RMC or ZDA.
-            body = "gpsd reports positions without a time (an NMEA receiver sending GGA but no RMC or ZDA)"
+            body = "gpsd reports positions without a time (\(Fix.untimedPositionsCause))"
         } else if let sinceData, sinceData < interval {
             if let sky {
                 body = sky.seen == 0 ? "no satellites seen (antenna?)" : "\(sky.seen) satellites seen, \(sky.used) used"

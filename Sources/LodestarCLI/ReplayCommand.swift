@@ -237,8 +237,7 @@ enum ReplayCommand {
         /// Why there is nothing to `doing`, when `timed` is 0.
         func noFix(doing: String) -> String {
             untimed > 0
-                ? "has \(untimed) positions but none with a time, so nothing to \(doing) (gpsd dates NMEA only from "
-                    + "RMC or ZDA: a receiver sending GGA alone)"
+                ? "has \(untimed) positions but none with a time, so nothing to \(doing) (\(Fix.untimedPositionsCause))"
                 : "has no position fix to \(doing) (the receiver never had one)"
         }
     }

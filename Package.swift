@@ -65,10 +65,16 @@ let package = Package(
             name: "CMalloc",
             path: "Sources/CMalloc"
         ),
+        // glibc's spawn.h extension that closes a child's inherited descriptors, which Swift's Glibc module
+        // leaves out; only SystemInterface imports it.
+        .systemLibrary(
+            name: "CSpawn",
+            path: "Sources/CSpawn"
+        ),
         // Thin wrappers over the operating system: errno-carrying errors, EINTR retries, files, the
         // monotonic clock, threads, child processes, the allocator's settings, and the Logger the daemon is
         // handed.
-        .target(name: "SystemInterface", dependencies: ["CMalloc"]),
+        .target(name: "SystemInterface", dependencies: ["CMalloc", "CSpawn"]),
         .target(name: "GPSModel"),
         // The one JSON scanner, value tree and writer: gpsd lines, captures, profiles and command output.
         .target(name: "JSON"),

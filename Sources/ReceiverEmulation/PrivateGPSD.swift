@@ -160,12 +160,14 @@ public final class PrivateGPSD: @unchecked Sendable {
     /// a primer sentence that carries no fix (`$GPTXT`) is written every 50 ms until gpsd reports the
     /// device's driver, which it only does after decoding a packet from it.
     ///
-    /// Under the full parallel test run gpsd was once seen not to announce a device it had accepted (45 s,
-    /// no notice, cause unknown); after `attemptTimeout` without the notice the device is removed and added
-    /// again. A device gpsd has announced is waited for until `timeout`: gpsd is then only slow to read the
-    /// primer (a starved machine), and adding it again would start the open and the settling over. Once, the
-    /// control socket gave no answer at all within its 5 s; that is asked again too, and
-    /// the ERROR gpsd then gives for a device it already has is taken as the first request having worked.
+    /// gpsd reads a control-socket connection until its client closes it, and serves nothing else meanwhile.
+    /// Before `ChildProcess` closed what children inherit, a connection another test's child had inherited
+    /// held gpsd so: it accepted the device, then announced nothing and answered nothing. For a gpsd merely
+    /// slow under load, after `attemptTimeout` without the notice the device is removed and added again; a
+    /// failure lists what happened when. A device gpsd has announced is waited for until `timeout`: gpsd is
+    /// then only slow to read the primer (a starved machine), and adding it again would start the open and
+    /// the settling over. A control command left unanswered within its 5 s is asked again too, and the ERROR
+    /// gpsd then gives for a device it already has is taken as the first request having worked.
     public func addDeviceAndWait(
         _ terminal: PseudoTerminal, timeout: Double = 45, attemptTimeout: Double = 15
     ) throws(StartError) {
@@ -177,18 +179,30 @@ public final class PrivateGPSD: @unchecked Sendable {
         } catch {
             throw .didNotStart(reason: error.description, log: log)
         }
-        let deadline = monotonicSeconds() + timeout
+        let started = monotonicSeconds()
+        let deadline = started + timeout
+        // What happened, with times from the start, for a failure to show: gpsd's log at its default level
+        // says nothing about a device it was asked for.
+        var history: [String] = []
+        func note(_ event: String) {
+            let seconds = Int(((monotonicSeconds() - started) * 10).rounded())
+            history.append("\(seconds / 10).\(seconds % 10) s \(event)")
+        }
         var askedWithoutAnswer = false
         while monotonicSeconds() < deadline {
             do {
+                note("+\(path)")
                 try addDevice(path)
+                note("OK")
             } catch {
                 guard case .controlCommandFailed(_, let reply) = error else { throw error }
                 if reply.isEmpty {
                     // No answer in time (a CI machine running many gpsds at once): ask again while time is left.
+                    note("no answer")
                     askedWithoutAnswer = true
                     continue
                 }
+                note(reply)
                 // gpsd answers ERROR to `+PATH` for a device it already has: the unanswered request took
                 // effect, so wait for the device like any other. An ERROR to a first request is a real refusal.
                 guard askedWithoutAnswer else { throw error }
@@ -205,28 +219,31 @@ public final class PrivateGPSD: @unchecked Sendable {
                 switch report {
                 case .device(let device) where device.path == path && device.isActive:
                     if device.driver != nil { return }
+                    if !active { note("announced") }
                     active = true
                 case .devices(let devices) where devices.contains(where: { $0.path == path && $0.isActive }):
+                    if !active { note("listed active") }
                     active = true
                 default:
                     continue
                 }
             }
             // Not announced: try once more from a clean slate.
+            note(active ? "no driver yet" : "not announced")
             try? removeDevice(path)
         }
-        throw .deviceNotActivated(path: path, log: log)
+        throw .deviceNotActivated(path: path, log: history.joined(separator: ", ") + "\n" + log)
     }
 
     /// A gpsd reading the pty of a device `makeDevice` makes (a bare pty, an emulated receiver), its device
-    /// activated. A gpsd that never activates its pty (seen now and then on a loaded 2-core machine, its log
-    /// silent, cause unknown) is replaced with a fresh gpsd and a fresh device, `attempts` times in all;
-    /// `discard` ends a device given up on.
+    /// activated. A gpsd that does not activate its pty in time (`addDeviceAndWait`) is replaced with a fresh
+    /// gpsd and a fresh device, `attempts` times in all; `discard` ends a device given up on.
     public static func startReading<Device>(
         options: Options = Options(), attempts: Int = 3, _ makeDevice: () throws -> Device,
         terminal: (Device) -> PseudoTerminal?, discard: (Device) -> Void
     ) throws -> (gpsd: PrivateGPSD, device: Device) {
         var attempt = 1
+        var earlier: [String] = []
         while true {
             let device = try makeDevice()
             guard let pty = terminal(device) else {
@@ -246,7 +263,13 @@ public final class PrivateGPSD: @unchecked Sendable {
             } catch {
                 gpsd.stop()
                 discard(device)
-                guard case .deviceNotActivated = error, attempt < attempts else { throw error }
+                guard case .deviceNotActivated(let path, let log) = error else { throw error }
+                let history = log.prefix { $0 != "\n" }
+                guard attempt < attempts else {
+                    let before = earlier.enumerated().map { "gpsd \($0.offset + 1): \($0.element)\n" }.joined()
+                    throw StartError.deviceNotActivated(path: path, log: before + "gpsd \(attempt): " + log)
+                }
+                earlier.append("\(path): \(history)")
                 attempt += 1
             }
         }
@@ -277,7 +300,7 @@ public final class PrivateGPSD: @unchecked Sendable {
 
 /// A port the kernel says is free on 127.0.0.1 now (bind to 0, read it back, close): nothing listens on it.
 public func freeLoopbackPort() throws(SystemError) -> UInt16 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { throw SystemError("socket", "AF_INET") }
     defer { close(descriptor) }
     guard withLoopbackAddress(port: 0, { bind(descriptor, $0, $1) }) == 0 else { throw SystemError("bind", "127.0.0.1:0") }
@@ -287,15 +310,16 @@ public func freeLoopbackPort() throws(SystemError) -> UInt16 {
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
 public func canConnect(port: UInt16) -> Bool {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
     return withLoopbackAddress(port: port) { connect(descriptor, $0, $1) } == 0
 }
 
-/// One command on a gpsd control socket and its one-line reply.
+/// One command on a gpsd control socket and its one-line reply. gpsd reads the connection until it is
+/// closed, serving nothing else meanwhile: it is closed once the reply is in, and no child inherits it.
 func controlSocketExchange(path: String, command: String, timeout: Double = 5) throws(SystemError) -> String {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { throw SystemError("socket", "AF_UNIX") }
     defer { close(descriptor) }
     let connected = try withUnixSocketAddress(path) { connect(descriptor, $0, $1) }

@@ -1,3 +1,4 @@
+import CSpawn
 
 #if canImport(Glibc)
 import Glibc
@@ -70,6 +71,10 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
         }
         posix_spawn_file_actions_addopen(&actions, 2, standardError ?? "/dev/null", outputFlags, 0o644)
+        // Nothing else of ours reaches the child. A descriptor another thread opened without close-on-exec
+        // (libgps's sockets are) would otherwise live on in it: a gpsd control-socket connection held open so
+        // by another child left gpsd blocked reading it, deaf to every client, until that child ended.
+        lodestar_spawn_close_from(&actions, 3)
 
         var merged: [String: String] = [:]
         var cursor = environ

@@ -43,7 +43,7 @@ import Testing
     static func withReceiverUnderGPSD(
         seconds: Int, _ body: (PrivateGPSD, EmulatedReceiver, String) throws -> Void
     ) throws {
-        // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine).
+        // startReading replaces a gpsd that does not activate its pty in time.
         let (gpsd, receiver) = try PrivateGPSD.startReading(
             { try Self.receiver(seconds: seconds) }, terminal: \.terminal, discard: { $0.stop() })
         defer {

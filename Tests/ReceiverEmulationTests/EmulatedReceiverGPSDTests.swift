@@ -20,8 +20,8 @@ final class EmulatorRun {
         _ personality: EmulatedReceiver.Personality, model: ReceiverModel, capture: String = "gpsd-ublox-max-m8q.nmea",
         speed: Double = 4, faults: EmulatedReceiver.Faults = .init(), options: PrivateGPSD.Options = .init()
     ) throws {
-        // startReading replaces a gpsd that never activates its pty (seen on a loaded 2-core machine) with a
-        // new gpsd and a new receiver on a new pty: retrying on the same pty did not help.
+        // startReading replaces a gpsd that does not activate its pty in time with a new gpsd and a new receiver
+        // on a new pty.
         let capture = try importedCapture(capture)
         (gpsd, receiver) = try PrivateGPSD.startReading(
             options: options,

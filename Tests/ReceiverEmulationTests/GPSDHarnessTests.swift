@@ -3,6 +3,7 @@ import TestSupport
 import Foundation
 import GPSD
 import GPSModel
+import SystemInterface
 import Testing
 
 @Suite(.tags(.gpsd)) struct GPSDHarnessTests {
@@ -39,6 +40,23 @@ import Testing
             }
             #expect(reply == "ERROR")
         }
+    }
+
+    /// gpsd reads a control-socket connection until its peer closes it, deaf to every client meanwhile. A
+    /// child started while such a connection is open (a libgps socket is not close-on-exec either) must not
+    /// hold it open after this process closes it: once, gpsd stayed blocked so for a whole test.
+    @Test func aChildStartedBesideAControlConnectionDoesNotHoldGpsd() throws {
+        let bed = try GPSDTestBed.readOnly()
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(descriptor >= 0)
+        let connected = try withUnixSocketAddress(bed.gpsd.controlSocketPath) { connect(descriptor, $0, $1) }
+        try #require(connected == 0)
+        let sleep = try #require(findExecutable("sleep"))
+        let child = try ChildProcess(executable: sleep, arguments: ["30"])
+        defer { child.terminate(grace: 0) }
+        close(descriptor)
+        // gpsd answers within the exchange's 5 s only if nothing else holds that connection open.
+        try bed.gpsd.removeDevice(bed.terminal.devicePath)
     }
 
     @Test func readOnlyGpsdWritesNothing() throws {

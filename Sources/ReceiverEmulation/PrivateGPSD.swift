@@ -38,7 +38,8 @@ public final class PrivateGPSD: @unchecked Sendable {
         case system(SystemError)
         case didNotStart(reason: String, log: String)
         case controlCommandFailed(command: String, reply: String)
-        case deviceNotActivated(path: String, log: String)
+        /// `attempts`: what happened with each gpsd tried, in order (`addDeviceAndWait`'s steps, timed).
+        case deviceNotActivated(path: String, attempts: [String], log: String)
 
         public var description: String {
             switch self {
@@ -50,8 +51,9 @@ public final class PrivateGPSD: @unchecked Sendable {
                 return "private gpsd did not start: \(reason)\n\(log)"
             case .controlCommandFailed(let command, let reply):
                 return "gpsd refused control command \(command): \(reply)"
-            case .deviceNotActivated(let path, let log):
-                return "gpsd did not activate \(path)\n\(log)"
+            case .deviceNotActivated(let path, let attempts, let log):
+                let tried = attempts.enumerated().map { "gpsd \($0.offset + 1): \($0.element)\n" }.joined()
+                return "gpsd did not activate \(path)\n\(tried)\(log)"
             }
         }
     }
@@ -232,7 +234,7 @@ public final class PrivateGPSD: @unchecked Sendable {
             note(active ? "no driver yet" : "not announced")
             try? removeDevice(path)
         }
-        throw .deviceNotActivated(path: path, log: history.joined(separator: ", ") + "\n" + log)
+        throw .deviceNotActivated(path: path, attempts: ["\(path): " + history.joined(separator: ", ")], log: log)
     }
 
     /// A gpsd reading the pty of a device `makeDevice` makes (a bare pty, an emulated receiver), its device
@@ -248,7 +250,7 @@ public final class PrivateGPSD: @unchecked Sendable {
             let device = try makeDevice()
             guard let pty = terminal(device) else {
                 discard(device)
-                throw StartError.deviceNotActivated(path: "", log: "the device has no pty")
+                throw StartError.deviceNotActivated(path: "", attempts: [], log: "the device has no pty")
             }
             let gpsd: PrivateGPSD
             do {
@@ -263,13 +265,11 @@ public final class PrivateGPSD: @unchecked Sendable {
             } catch {
                 gpsd.stop()
                 discard(device)
-                guard case .deviceNotActivated(let path, let log) = error else { throw error }
-                let history = log.prefix { $0 != "\n" }
+                guard case .deviceNotActivated(let path, let tried, let log) = error else { throw error }
+                earlier += tried
                 guard attempt < attempts else {
-                    let before = earlier.enumerated().map { "gpsd \($0.offset + 1): \($0.element)\n" }.joined()
-                    throw StartError.deviceNotActivated(path: path, log: before + "gpsd \(attempt): " + log)
+                    throw StartError.deviceNotActivated(path: path, attempts: earlier, log: log)
                 }
-                earlier.append("\(path): \(history)")
                 attempt += 1
             }
         }

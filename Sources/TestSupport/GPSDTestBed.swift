@@ -33,6 +33,38 @@ public final class GPSDTestBed {
         CaptureFeeder(speed: speed).feed(RawLogEpochs(bytes), to: terminal) { false }
     }
 
+    /// Feeds as `feed` does, each epoch held back while gpsd's clients are behind: more than `clientLag` bytes
+    /// queued on this gpsd's connections. gpsd drops, without a word, a report for a client whose socket is
+    /// full (a `gpspipe` stopped for 4.5 s lost 1,787 of the Reno drive's 4,473 TPVs fed at full speed, and
+    /// stayed connected), so a client of a test sharing two cores with others could miss epochs the feed
+    /// sent. Held back, no client falls that far behind, and what two clients print can be compared exactly.
+    public func feedWithoutDrops(_ bytes: [UInt8], speed: Double? = nil) -> CaptureFeeder.Outcome {
+        Self.feedWithoutDrops(bytes, to: terminal, port: gpsd.port, speed: speed)
+    }
+
+    /// `feedWithoutDrops` for a feed on a thread of its own: the terminal and gpsd's port, not the bed.
+    public static func feedWithoutDrops(
+        _ bytes: [UInt8], to terminal: PseudoTerminal, port: UInt16, speed: Double? = nil
+    ) -> CaptureFeeder.Outcome {
+        var checked = -Double.infinity
+        return CaptureFeeder(speed: speed).feed(RawLogEpochs(bytes), to: terminal) {
+            // Called before each epoch and while the pacer waits: /proc is read at most every 2 ms.
+            guard monotonicSeconds() - checked >= 0.002 else { return false }
+            let deadline = monotonicSeconds() + Self.clientLagWait
+            while LoopbackQueues.bytes(port: port) > Self.clientLag, monotonicSeconds() < deadline {
+                sleepSeconds(0.001)
+            }
+            checked = monotonicSeconds()
+            return false
+        }
+    }
+
+    /// Bytes a client may have waiting before the feed holds back: a few dozen epochs of reports, far below
+    /// what a loopback socket holds before gpsd's writes to it fail (128 KiB and more).
+    static let clientLag = 32 * 1024
+    /// A client stopped for longer than this is left behind: the comparison then names what it missed.
+    static let clientLagWait = 60.0
+
     /// `gpspipe -w` against this gpsd, its output in a file.
     public func startGpspipe() throws -> (ChildProcess, String) {
         var template = Array("/tmp/lodestar-gpspipe-XXXXXX".utf8CString)
@@ -53,5 +85,30 @@ public final class GPSDTestBed {
     deinit {
         gpsd.stop()
         terminal.close()
+    }
+}
+
+/// The bytes queued on the TCP connections to or from a local port, from /proc/net/tcp and tcp6: what the
+/// sender has not yet had acknowledged and what the receiver has not yet read.
+enum LoopbackQueues {
+    static func bytes(port: UInt16) -> Int {
+        ["/proc/net/tcp", "/proc/net/tcp6"].reduce(0) { total, path in
+            total + queued(in: readFile(path).map { String(decoding: $0, as: UTF8.self) } ?? "", port: port)
+        }
+    }
+
+    /// Lines: `sl local_address rem_address st tx_queue:rx_queue ...`, addresses `HEXADDRESS:HEXPORT`,
+    /// state 01 established.
+    static func queued(in table: String, port: UInt16) -> Int {
+        var total = 0
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, fields[3] == "01" else { continue }
+            let ports = fields[1...2].compactMap { $0.split(separator: ":").last.flatMap { UInt16($0, radix: 16) } }
+            guard ports.contains(port) else { continue }
+            let queues = fields[4].split(separator: ":").compactMap { Int($0, radix: 16) }
+            total += queues.reduce(0, +)
+        }
+        return total
     }
 }

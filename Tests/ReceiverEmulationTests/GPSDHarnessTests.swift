@@ -4,6 +4,7 @@ import Foundation
 import GPSD
 import GPSModel
 import SystemInterface
+import Synchronization
 import Testing
 
 @Suite(.tags(.gpsd)) struct GPSDHarnessTests {
@@ -57,6 +58,46 @@ import Testing
         close(descriptor)
         // gpsd answers within the exchange's 5 s only if nothing else holds that connection open.
         try bed.gpsd.removeDevice(bed.terminal.devicePath)
+    }
+
+    /// gpsd drops, without a word, a report for a client whose socket is full. `feedWithoutDrops` holds the
+    /// feed back while a client lags, so a client stopped for seconds in the middle of a drive fed as fast as
+    /// gpsd reads still gets every report the other one gets.
+    @Test func aStoppedClientMissesNothingOfAFeedWithoutDrops() throws {
+        let bed = try GPSDTestBed.readOnly()
+        let (stopped, stoppedOutput) = try bed.startGpspipe()
+        let (steady, steadyOutput) = try bed.startGpspipe()
+        defer {
+            stopped.terminate()
+            steady.terminate()
+            unlink(stoppedOutput)
+            unlink(steadyOutput)
+        }
+        stopped.signal(SIGSTOP)
+        let (bytes, terminal, port) = (try Fixtures.bytes("garmin-drive-reno-tahoe-2h43m.nmea"), bed.terminal, bed.gpsd.port)
+        let written = Atomic<Int>(0)
+        let feed = BackgroundFeed(settle: 0)
+        feed.start { _ in
+            let outcome = GPSDTestBed.feedWithoutDrops(bytes, to: terminal, port: port)
+            written.store(outcome.completed ? outcome.epochsWritten : -1, ordering: .releasing)
+        }
+        defer {
+            feed.stop()
+            feed.waitUntilDone()
+        }
+        // Held back: the whole drive goes through in about a second when nothing stops it.
+        sleepSeconds(4)
+        #expect(!feed.isDone, "the feed went on while a client was stopped")
+        stopped.signal(SIGCONT)
+        feed.waitUntilDone()
+        #expect(written.load(ordering: .acquiring) > 4000)
+        try bed.gpsd.removeDevice(bed.terminal.devicePath)
+        for output in [stoppedOutput, steadyOutput] {
+            try waitUntil("gpspipe to see the device close", timeout: 60) { bed.text(output).contains("\"activated\":0") }
+        }
+        let tpvs = { (output: String) in bed.text(output).components(separatedBy: "\"class\":\"TPV\"").count - 1 }
+        #expect(tpvs(steadyOutput) > 4000)
+        #expect(tpvs(stoppedOutput) == tpvs(steadyOutput))
     }
 
     @Test func readOnlyGpsdWritesNothing() throws {

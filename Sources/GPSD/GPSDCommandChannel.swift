@@ -11,6 +11,15 @@ public enum GPSDCommandOutcome: Sendable, Equatable {
     /// The command was not written, or gpsd gave no answer: no connection, connection lost, no answer within
     /// the channel's timeout, or the channel closed.
     case failed(reason: String)
+
+    /// The device gpsd could not open, when it refused so: gpsd 3.22 to 3.25 answer a command for a device
+    /// path that is gone (unplugged, its node removed) with `Can't open PATH.`.
+    public var unopenableDevice: String? {
+        guard case .refused(let message) = self, message.hasPrefix("Can't open "), message.hasSuffix("."),
+            message.count > "Can't open .".count
+        else { return nil }
+        return String(message.dropFirst("Can't open ".count).dropLast())
+    }
 }
 
 /// Commands for gpsd through a live connection that another thread reads: any thread queues, the reader

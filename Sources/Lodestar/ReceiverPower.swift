@@ -76,6 +76,8 @@ final class ReceiverPowerDriver {
     var waitingForFirstFix: Bool { controller.isTimingFirstFix }
     /// What gpsd identified on the receiver's device, as far as the events so far say.
     var identity: ReceiverIdentity? { tracker.identity }
+    /// The device commands go to: the receiver's as gpsd's events say, else the one named at start.
+    var devicePath: String? { tracker.devicePath ?? device }
 
     /// One of gpsd's events, as the runtime receives it.
     func observe(_ event: LiveEvent, at now: Instant) {
@@ -111,6 +113,13 @@ final class ReceiverPowerDriver {
     func reply(_ outcome: GPSDCommandOutcome, at now: Instant) {
         unanswered = max(unanswered - 1, 0)
         handle(.commandReply(outcome), at: now)
+        // gpsd cannot open the device it was asked to write to: it is gone, whether or not its close notice
+        // reached us (under load one did not, and every command after a replug went to the old path, refused,
+        // while the receiver talked on the new one). Taken as that notice, so the next active device is the
+        // receiver's and is identified again.
+        if let path = outcome.unopenableDevice, tracker.isActive(path) {
+            observe(.deviceClosed(path: path), at: now)
+        }
     }
 
     func advance(to now: Instant) {
@@ -130,7 +139,7 @@ final class ReceiverPowerDriver {
         switch action {
         case .write(let write):
             let context = ReceiverContext(
-                devicePath: tracker.devicePath ?? device, identity: tracker.identity, model: model,
+                devicePath: devicePath, identity: tracker.identity, model: model,
                 commands: commands)
             outputs.append((.transmitted(write.bytes, description: write.description), now))
             unanswered += 1

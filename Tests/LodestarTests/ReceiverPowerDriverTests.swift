@@ -1,0 +1,42 @@
+@testable import Lodestar
+import GPSD
+import GPSModel
+import Policy
+import Receivers
+import Testing
+
+/// Which device power control writes to when gpsd's events and answers disagree.
+@Suite struct ReceiverPowerDriverTests {
+    let activated = UTCTime(seconds: 1_700_000_000)
+
+    func driver() -> ReceiverPowerDriver {
+        ReceiverPowerDriver(
+            setup: ReceiverPowerSetup(mechanism: .ubx, connection: .uart), model: .ublox8, host: "127.0.0.1",
+            port: "2947", device: nil, commands: GPSDCommandChannel(), inbox: Inbox())
+    }
+
+    /// A receiver unplugged and plugged back on another path, gpsd's close notice for the old one missed:
+    /// gpsd answering that it cannot open the old path retires it, and commands go to the new one.
+    @Test func aDeviceGpsdCannotOpenIsTakenAsClosed() {
+        let power = driver()
+        let now = Instant(seconds: 10)
+        power.observe(.deviceActivated(DeviceInfo(path: "/dev/ttyUSB0", driver: "u-blox", activated: activated)), at: now)
+        power.observe(.deviceActivated(DeviceInfo(path: "/dev/ttyUSB1", driver: "u-blox", activated: activated)), at: now)
+        #expect(power.devicePath == "/dev/ttyUSB0")
+        // Other refusals, and a refusal for a device that is not the receiver's, leave it.
+        power.reply(.refused(message: "Type of /dev/ttyUSB0 is unknown."), at: now)
+        power.reply(.refused(message: "Can't open /dev/ttyUSB9."), at: now)
+        power.reply(.failed(reason: "no answer within 5 s"), at: now)
+        #expect(power.devicePath == "/dev/ttyUSB0")
+        power.reply(.refused(message: "Can't open /dev/ttyUSB0."), at: now)
+        #expect(power.devicePath == "/dev/ttyUSB1")
+        #expect(power.identity?.path == "/dev/ttyUSB1")
+    }
+
+    @Test func gpsdsCannotOpenNamesTheDevice() {
+        #expect(GPSDCommandOutcome.refused(message: "Can't open /dev/ttyACM0.").unopenableDevice == "/dev/ttyACM0")
+        #expect(GPSDCommandOutcome.refused(message: "Can't open .").unopenableDevice == nil)
+        #expect(GPSDCommandOutcome.refused(message: "Type of /dev/pts/0 is unknown.").unopenableDevice == nil)
+        #expect(GPSDCommandOutcome.failed(reason: "Can't open /dev/ttyACM0.").unopenableDevice == nil)
+    }
+}

@@ -3,13 +3,16 @@
 # `lodestar replay --profile P --evaluate --json`, one row each. Goal (docs/contract.md §11): staleness p95 within the
 # profile's bound, energy below every baseline that meets the same bound at p95, and at most 1.5x the
 # oracle's energy.
-#   bench/policy.sh [CAPTURE...] [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
+#   bench/policy.sh [CAPTURE...] [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]... [--set KEY=VALUE]...
 #   (default: Tests/Fixtures/captures/*, every built-in)
 # --probe sweeps how a pause looks for the departure: each profile also runs as PROFILE@FIRST:LONGEST with
 # its activity's probeInterval and maximumProbeInterval (and probeGrowth) set so, and a frontier table
 # follows: per variant, the energy summed over the captures and its ratio to the oracle's sum, the worst
 # single ratio to the oracle, and the worst maximum staleness in bounds (how late a departure was seen).
 #   e.g. bench/policy.sh -p car --probe 15:60 --probe 15:30 --probe 15:20
+# --set sweeps any other setting the same way: each profile also runs as PROFILE@KEY=VALUE with the setting at
+# the dotted KEY set to VALUE (JSON), e.g. the moving drives' trade of energy against staleness:
+#   bench/policy.sh -p car --set policy.prediction.maximumAcceleration=0.35 --set policy.prediction.maximumAcceleration=0.75
 # Columns: energy in % of always-on; ratios of the profile's energy to the oracle's and to each baseline's
 # (a baseline whose p95 is over the bound is marked "*": it does not count against the goal); staleness
 # p95 and max in metres; pauses; goal met, or what failed (p95, a baseline's name, oracle). The always-on
@@ -23,6 +26,7 @@ while [ "$#" -gt 0 ]; do
   case "$1" in
     -p) profiles+=("$2"); shift 2 ;;
     --probe) probes+=("$2"); shift 2 ;;
+    --set) probes+=("$2"); shift 2 ;;
     *) captures+=("$1"); shift ;;
   esac
 done
@@ -30,7 +34,7 @@ done
 [ "${#profiles[@]}" -gt 0 ] || mapfile -t profiles < <(.build/release/lodestar profiles list | awk '{print $1}')
 variants=$(mktemp -d)
 trap 'rm -rf "$variants"' EXIT
-# Each --probe setting as a profile file per profile: the complete profile with its activity's probes changed.
+# Each --probe or --set change as a profile file per profile: the complete profile with that one change.
 base=("${profiles[@]}")
 for probe in "${probes[@]}"; do
   for profile in "${base[@]}"; do
@@ -142,7 +146,7 @@ print("misses: %d where the oracle spends nothing (its first fix stays within th
 # The frontier of the --probe sweep: what each way of probing costs against how late it sees departures.
 if any(p.endswith(".json") for p in profiles):
     print()
-    head = ("variant", "energy mAh", "/oracle", "worst /oracle", "worst max/bound", "at")
+    head = ("variant", "energy mAh", "/oracle", "worst /oracle", "worst p95/bound", "worst max/bound", "at")
     lines = []
     for p in profiles:
         runs = [(c, f) for (c, q), f, e in results if q == p and f is not None and f["duration"] > 0]
@@ -152,11 +156,12 @@ if any(p.endswith(".json") for p in profiles):
         oracle = sum(f["oracle"]["energy"] for c, f in runs)
         worst_oracle = max(f.get("ratioToOracle", float("inf")) for c, f in runs)
         worst = max(runs, key=lambda r: r[1]["policy"]["staleness"]["max"] / r[1]["stalenessBound"])
+        worst_p95 = max(f["policy"]["staleness"]["p95"] / f["stalenessBound"] for c, f in runs)
         lines.append((label(p), "%.2f" % energy, "%.2f" % (energy / oracle) if oracle > 0 else "inf",
-                      "%.2f" % worst_oracle,
+                      "%.2f" % worst_oracle, "%.2f" % worst_p95,
                       "%.2f" % (worst[1]["policy"]["staleness"]["max"] / worst[1]["stalenessBound"]),
                       short(worst[0])))
     widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
     for r in [head] + lines:
-        print("  ".join(str(c).ljust(widths[i]) if i in (0, 5) else str(c).rjust(widths[i]) for i, c in enumerate(r)))
+        print("  ".join(str(c).ljust(widths[i]) if i in (0, 6) else str(c).rjust(widths[i]) for i, c in enumerate(r)))
 PY

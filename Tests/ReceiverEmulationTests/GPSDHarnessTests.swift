@@ -85,7 +85,7 @@ import Testing
             feed.stop()
             feed.waitUntilDone()
         }
-        // Held back: the whole drive goes through in about a second when nothing stops it.
+        // Held back: unheld, the whole drive went through in under 2 s here.
         sleepSeconds(4)
         #expect(!feed.isDone, "the feed went on while a client was stopped")
         stopped.signal(SIGCONT)

@@ -113,11 +113,13 @@ final class ReceiverPowerDriver {
     func reply(_ outcome: GPSDCommandOutcome, at now: Instant) {
         unanswered = max(unanswered - 1, 0)
         handle(.commandReply(outcome), at: now)
-        // gpsd cannot open the device it was asked to write to: it is gone, whether or not its close notice
-        // reached us (under load one did not, and every command after a replug went to the old path, refused,
-        // while the receiver talked on the new one). Taken as that notice, so the next active device is the
-        // receiver's and is identified again.
-        if let path = outcome.unopenableDevice, tracker.isActive(path) {
+        // gpsd cannot open the receiver's device: it is gone, whether or not its close notice reached us (one
+        // did not, and every command after a replug went to the old path, refused, while the receiver talked
+        // on the new one). Taken as that notice, with the device gone first even when another is already
+        // active: that one is identified again (polled), so gpsd's first generic word for a replugged u-blox
+        // is not taken for a receiver without commands.
+        if let path = outcome.unopenableDevice, path == tracker.devicePath {
+            handle(.receiverChanged(devicePath: nil, identity: nil), at: now)
             observe(.deviceClosed(path: path), at: now)
         }
     }

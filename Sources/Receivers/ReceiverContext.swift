@@ -71,8 +71,6 @@ public struct ReceiverDeviceTracker: Sendable, Equatable {
     public init() {}
 
     public var devicePath: String? { active.first }
-    /// Whether gpsd has `path` open, as far as its events say.
-    public func isActive(_ path: String) -> Bool { active.contains(path) }
     public var identity: ReceiverIdentity? { devicePath.flatMap { identities[$0] } }
 
     /// Takes one event; true when `devicePath` or `identity` changed.

@@ -9,10 +9,15 @@ import Testing
 @Suite struct ReceiverPowerDriverTests {
     let activated = UTCTime(seconds: 1_700_000_000)
 
+    /// The daemon's default: the mechanism from what gpsd identifies.
     func driver() -> ReceiverPowerDriver {
         ReceiverPowerDriver(
-            setup: ReceiverPowerSetup(mechanism: .ubx, connection: .uart), model: .ublox8, host: "127.0.0.1",
-            port: "2947", device: nil, commands: GPSDCommandChannel(), inbox: Inbox())
+            setup: ReceiverPowerSetup(connection: .uart), model: .ublox8, host: "127.0.0.1", port: "2947",
+            device: nil, commands: GPSDCommandChannel(), inbox: Inbox())
+    }
+
+    func device(_ path: String, driver: String, subtype: String? = nil) -> DeviceInfo {
+        DeviceInfo(path: path, driver: driver, subtype: subtype, activated: activated)
     }
 
     /// A receiver unplugged and plugged back on another path, gpsd's close notice for the old one missed:
@@ -20,17 +25,26 @@ import Testing
     @Test func aDeviceGpsdCannotOpenIsTakenAsClosed() {
         let power = driver()
         let now = Instant(seconds: 10)
-        power.observe(.deviceActivated(DeviceInfo(path: "/dev/ttyUSB0", driver: "u-blox", activated: activated)), at: now)
-        power.observe(.deviceActivated(DeviceInfo(path: "/dev/ttyUSB1", driver: "u-blox", activated: activated)), at: now)
+        power.observe(.deviceActivated(device("/dev/ttyUSB0", driver: "u-blox", subtype: "HW 00080000")), at: now)
+        // Plugged back in: gpsd's first word for the u-blox on its new path is the generic NMEA driver.
+        power.observe(.deviceActivated(device("/dev/ttyUSB1", driver: "NMEA0183")), at: now)
         #expect(power.devicePath == "/dev/ttyUSB0")
         // Other refusals, and a refusal for a device that is not the receiver's, leave it.
         power.reply(.refused(message: "Type of /dev/ttyUSB0 is unknown."), at: now)
         power.reply(.refused(message: "Can't open /dev/ttyUSB9."), at: now)
         power.reply(.failed(reason: "no answer within 5 s"), at: now)
         #expect(power.devicePath == "/dev/ttyUSB0")
+        _ = power.takeOutputs()
         power.reply(.refused(message: "Can't open /dev/ttyUSB0."), at: now)
         #expect(power.devicePath == "/dev/ttyUSB1")
         #expect(power.identity?.path == "/dev/ttyUSB1")
+        // The device that took its place is asked what it is, as after a replug, and not taken for a receiver
+        // without commands on gpsd's generic word.
+        power.advance(to: Instant(seconds: 15))
+        let written = power.takeOutputs().compactMap { output -> String? in
+            if case .transmitted(_, let description) = output.0 { description } else { nil }
+        }
+        #expect(written.contains { $0.contains("MON-VER") }, "written: \(written)")
     }
 
     @Test func gpsdsCannotOpenNamesTheDevice() {

@@ -81,7 +81,15 @@ final class ReceiverPowerDriver {
 
     /// One of gpsd's events, as the runtime receives it.
     func observe(_ event: LiveEvent, at now: Instant) {
+        let receiverPath = tracker.devicePath
         if tracker.note(event) {
+            // The receiver's device closed while another was already active (gpsd activated the replugged
+            // receiver's new path first): the device is gone before that one becomes the receiver's, so it is
+            // identified again (polled) and gpsd's first generic word for a replugged u-blox is not taken for a
+            // receiver without commands.
+            if case .deviceClosed(let path) = event, path == receiverPath, tracker.devicePath != nil {
+                handle(.receiverChanged(devicePath: nil, identity: nil), at: now)
+            }
             handle(.receiverChanged(devicePath: tracker.devicePath, identity: tracker.identity), at: now)
         }
         switch event {
@@ -115,11 +123,8 @@ final class ReceiverPowerDriver {
         handle(.commandReply(outcome), at: now)
         // gpsd cannot open the receiver's device: it is gone, whether or not its close notice reached us (one
         // did not, and every command after a replug went to the old path, refused, while the receiver talked
-        // on the new one). Taken as that notice, with the device gone first even when another is already
-        // active: that one is identified again (polled), so gpsd's first generic word for a replugged u-blox
-        // is not taken for a receiver without commands.
+        // on the new one). Taken as that notice.
         if let path = outcome.unopenableDevice, path == tracker.devicePath {
-            handle(.receiverChanged(devicePath: nil, identity: nil), at: now)
             observe(.deviceClosed(path: path), at: now)
         }
     }

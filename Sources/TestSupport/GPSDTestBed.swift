@@ -33,8 +33,8 @@ public final class GPSDTestBed {
         CaptureFeeder(speed: speed).feed(RawLogEpochs(bytes), to: terminal) { false }
     }
 
-    /// Feeds as `feed` does, each epoch held back while gpsd's clients are behind: more than `clientLag` bytes
-    /// queued on this gpsd's connections. gpsd drops, without a word, a report for a client whose socket is
+    /// Feeds as `feed` does, held back while gpsd's clients are behind: more than `clientLag` bytes queued on
+    /// this gpsd's connections. gpsd drops, without a word, a report for a client whose socket is
     /// full (a `gpspipe` stopped for 4.5 s lost 1,787 of the Reno drive's 4,473 TPVs fed at full speed, and
     /// stayed connected), so a client of a test sharing two cores with others could miss epochs the feed
     /// sent. Held back, no client falls that far behind, and what two clients print can be compared exactly.

@@ -16,6 +16,13 @@ import Testing
             device: nil, commands: GPSDCommandChannel(), inbox: Inbox())
     }
 
+    /// What the driver wrote to the receiver since the last look, by name.
+    static func written(_ power: ReceiverPowerDriver) -> [String] {
+        power.takeOutputs().compactMap { output in
+            if case .transmitted(_, let description) = output.0 { description } else { nil }
+        }
+    }
+
     func device(_ path: String, driver: String, subtype: String? = nil) -> DeviceInfo {
         DeviceInfo(path: path, driver: driver, subtype: subtype, activated: activated)
     }
@@ -41,9 +48,22 @@ import Testing
         // The device that took its place is asked what it is, as after a replug, and not taken for a receiver
         // without commands on gpsd's generic word.
         power.advance(to: Instant(seconds: 15))
-        let written = power.takeOutputs().compactMap { output -> String? in
-            if case .transmitted(_, let description) = output.0 { description } else { nil }
-        }
+        let written = Self.written(power)
+        #expect(written.contains { $0.contains("MON-VER") }, "written: \(written)")
+    }
+
+    /// gpsd activated the replugged receiver's new path before it closed the old one: the device that takes
+    /// the receiver's place is asked what it is, as when the old one closed first.
+    @Test func aCloseWhileAnotherDeviceIsActiveIdentifiesThatOneAgain() {
+        let power = driver()
+        let now = Instant(seconds: 10)
+        power.observe(.deviceActivated(device("/dev/ttyUSB0", driver: "u-blox", subtype: "HW 00080000")), at: now)
+        power.observe(.deviceActivated(device("/dev/ttyUSB1", driver: "NMEA0183")), at: now)
+        _ = power.takeOutputs()
+        power.observe(.deviceClosed(path: "/dev/ttyUSB0"), at: now)
+        #expect(power.devicePath == "/dev/ttyUSB1")
+        power.advance(to: Instant(seconds: 15))
+        let written = Self.written(power)
         #expect(written.contains { $0.contains("MON-VER") }, "written: \(written)")
     }
 

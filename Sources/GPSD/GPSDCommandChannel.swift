@@ -46,6 +46,7 @@ public final class GPSDCommandChannel: Sendable {
         var closed = false
         var queue: [Queued] = []
         var awaiting: (queued: Queued, deadline: Double)?
+        var refusalWatcher: (@Sendable (GPSDCommandOutcome) -> Void)?
     }
 
     private let state = Mutex(State())
@@ -77,6 +78,12 @@ public final class GPSDCommandChannel: Sendable {
         } else {
             wakeUp.signal()
         }
+    }
+
+    /// `watcher` sees every refusal before the command's own completion does: whoever tracks the receiver's
+    /// device learns that gpsd cannot open it (`unopenableDevice`) whichever control sent the command.
+    package func watchRefusals(_ watcher: @escaping @Sendable (GPSDCommandOutcome) -> Void) {
+        state.withLock { $0.refusalWatcher = watcher }
     }
 
     // MARK: The reader's side
@@ -117,13 +124,14 @@ public final class GPSDCommandChannel: Sendable {
 
     /// Takes one report the reader decoded: the answer to the command awaiting one, if it is.
     package func observe(_ report: Report) {
-        let answered: Queued? = state.withLock { state in
-            guard let awaiting = state.awaiting, awaiting.queued.command.isAnswered(by: report) else { return nil }
+        let (answered, refusalWatcher) = state.withLock { state -> (Queued?, (@Sendable (GPSDCommandOutcome) -> Void)?) in
+            guard let awaiting = state.awaiting, awaiting.queued.command.isAnswered(by: report) else { return (nil, nil) }
             state.awaiting = nil
-            return awaiting.queued
+            return (awaiting.queued, state.refusalWatcher)
         }
         guard let answered else { return }
         if case .error(let message) = report {
+            refusalWatcher?(.refused(message: message))
             answered.completion(.refused(message: message))
         } else {
             answered.completion(.answered(report))

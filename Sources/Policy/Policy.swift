@@ -513,6 +513,7 @@ public struct Policy: Sendable {
 
     mutating func motionHint(now: Instant) {
         guard var state = updates else { return }
+        if state.hints.heard(at: now) { state.hints.lastHeard = now }
         switch state.phase {
         case .paused(var pause) where configuration.motion.sensor:
             // A hint is not truth: it wakes a probe, and the probe's fix decides. Ignored while a probe runs

@@ -13,9 +13,14 @@ struct HintQuiet: Sendable {
     var until: Instant?
     /// A hint's probe resumed updates here: a pause soon after, nearby, makes it a false alarm.
     var resumed: (at: Instant, anchor: Location)?
+    /// The last hint heard, in any phase.
+    var lastHeard: Instant?
 
     /// Whether a hint at `now` is heard: no quiet, or it has ended.
     func heard(at now: Instant) -> Bool { until.map { now >= $0 } ?? true }
+
+    /// Whether the sensor has said within `window` seconds of `now` that the device moves.
+    func movingRecently(at now: Instant, window: Double) -> Bool { lastHeard.map { now - $0 <= window } ?? false }
 }
 
 extension Policy {

@@ -88,6 +88,15 @@ extension Policy {
     /// receiver has sky and the track is going stale, so the wake waits on for an accurate fix (a departure
     /// under a bad sky), up to acquisition.timeout in all, rather than back off as from a tunnel.
     mutating func napWakeTimedOut(_ state: inout Updates, _ wake: NapWake, now: Instant) {
+        if sensorSaysMoving(state, now: now), now - wake.start + wake.timeout <= Self.tunnelWait {
+            // The device was last moving and the motion sensor still says so: no sky, not a stop (a tunnel, an
+            // underpass, a gap in the recording). Up, as a tracking receiver stays up in a tunnel, until the sky
+            // comes back or the sensor falls quiet. Backing off here left Munich's car 977 m stale with a
+            // sensor, its wakes falling in a 41 s gap while it drove on (docs/policy.md, "Motion hints").
+            schedule(.acquisitionTimeout, at: now + wake.timeout)
+            reason = "no fix yet, the motion sensor says the device moves: waiting \(Words.duration(wake.timeout)) more"
+            return
+        }
         guard wake.sawMotion, now - wake.start + wake.timeout <= configuration.acquisition.timeout else {
             napWakeFailed(&state, waited: wake.timeout, now: now)
             return
@@ -120,6 +129,16 @@ extension Policy {
         let moving = (recentSpeed ?? 0) >= (stationaryRule?.movingSpeed ?? 0)
         return max(moving ? Self.tunnelWait : configuration.acquisition.timeout, 2 * stretch.longestGap)
     }
+
+    /// With a motion sensor: the device was last seen moving and a hint came within `sensorMotionWindow`.
+    func sensorSaysMoving(_ state: Updates, now: Instant) -> Bool {
+        configuration.motion.sensor && (recentSpeed ?? 0) >= (stationaryRule?.movingSpeed ?? 0)
+            && state.hints.movingRecently(at: now, window: Self.sensorMotionWindow)
+    }
+
+    /// How long a hint counts as the sensor saying the device moves. A GPIO sensor repeats its hint every
+    /// `debounce` while the motion lasts; a minute allows for one that fires far less often.
+    static let sensorMotionWindow = 60.0
 
     /// Longer than a road tunnel takes to drive through (the longest, 25 km, take about 20 min at 80 km/h).
     static let tunnelWait = 1800.0

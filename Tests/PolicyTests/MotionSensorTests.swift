@@ -133,6 +133,7 @@ import Testing
 /// A hint while napping (docs/contract.md §4): it ends a nap that followed a failed wake where the device stood
 /// (a car park without sky, where the failed wakes back off to two minutes), and the departure is watched out
 /// from the wake's first fix; naps planned from a fix, and failed wakes while driving (a tunnel), are left alone.
+/// While driving, a wake that finds no fix waits on as long as the sensor keeps firing.
 @Suite struct MotionHintWhileNappingTests {
     /// A u-blox 8 with prediction and a sensor: napping after a still fix at 1 s, its wake at 19 s failing at
     /// 31 s (2 s expected, 10 s margin), the next attempt at 43 s.
@@ -194,6 +195,47 @@ import Testing
         #expect(harness.send(.motionHint, at: failedAt + 1).regimes.isEmpty)
         #expect(harness.timers[.predictionWake] == wake)
     }
+
+    /// Driving with no fix (a tunnel, a gap in the recording) while the sensor keeps firing: the nap's wake
+    /// waits on for the sky as a tracking receiver would, instead of backing off while the car drives on; once
+    /// the sensor has been quiet a minute, it fails and backs off as without one.
+    @Test func aWakeWithoutAFixWaitsOnWhileTheSensorSaysTheDeviceMoves() throws {
+        var configuration = PredictionTests.configuration()
+        configuration.acquisition.wakeMargin = 10
+        configuration.motion = MotionRule(sensor: true, fallbackProbeInterval: 1800, falseAlarmQuiet: 60)
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(.startUpdates(PredictionTests.car), at: 0)
+        harness.send(.motionHint, at: 0.5)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 10), at: 1)
+        let wake = try #require(harness.timers[.predictionWake])
+        harness.advance(to: wake.seconds)
+        // Hints every 30 s up to 90 s: each wait that runs out within a minute of one sets the next, the
+        // receiver up throughout; the first after that fails, and the receiver goes down.
+        let window = MotionHintWhileNappingTests.sensorMotionWindow
+        var hint = 30.0
+        var timeout = try #require(harness.timers[.acquisitionTimeout]).seconds
+        while !harness.policy.isNapping, timeout < 400 {
+            while hint <= 90, hint < timeout {
+                harness.send(.motionHint, at: hint)
+                hint += 30
+            }
+            let due = harness.advance(to: timeout)
+            if timeout <= 90 + window {
+                #expect(due.events.isEmpty, "at \(timeout): \(due.events)")
+                #expect(due.regimes.isEmpty)
+                #expect(!harness.policy.isNapping)
+            } else {
+                #expect(due.events.map(\.kind) == [.acquisitionFailed])
+                #expect(harness.policy.isNapping)
+            }
+            timeout = try #require(harness.timers[.acquisitionTimeout] ?? harness.timers[.predictionWake]).seconds
+        }
+        let failed = try #require(harness.log.last?.at.seconds)
+        #expect(failed > 90 + window && failed <= 90 + window + 12, "failed at \(failed)")
+    }
+
+    /// The policy's own window, repeated: a hint counts as the sensor saying the device moves for a minute.
+    static let sensorMotionWindow = 60.0
 
     /// A hint's wake that finds the device still, or no fix at all, is a false alarm: hints are ignored for the
     /// quiet minute after it.

@@ -52,10 +52,17 @@ struct MotionSensor: Sendable {
         let speed =
             location.speed ?? Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
         movingRun = speed > MotionSensorModel.movingSpeed ? movingRun + 1 : 0
-        if movingRun >= MotionSensorModel.movingFixes {
-            if t - lastFiring >= model.repeatInterval {
-                lastFiring = t
-                fire(at: t)
+        if movingRun == MotionSensorModel.movingFixes {
+            // Each start fires, however soon after the last firing (an accelerometer's interrupt does: a light
+            // left soon after arriving).
+            lastFiring = t
+            fire(at: t)
+        } else if movingRun > MotionSensorModel.movingFixes {
+            // Motion that goes on fires again each `repeatInterval`, also between fixes far apart: the sensor
+            // feels the motion where the recording's receiver had no sky.
+            while lastFiring + model.repeatInterval <= t {
+                lastFiring += model.repeatInterval
+                fire(at: lastFiring)
             }
         } else if model.falseAlarmsPerHour > 0, random.unit() < model.falseAlarmsPerHour * (t - previous.t) / 3600 {
             fire(at: t)

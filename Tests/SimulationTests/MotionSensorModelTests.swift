@@ -1,0 +1,44 @@
+@testable import Simulation
+import GPSModel
+import Policy
+import Testing
+
+/// The simulated motion sensor (`MotionSensorModel`), fed true fixes by hand: when it fires.
+@Suite struct MotionSensorModelTests {
+    /// A fix at second `t` with the true `speed` (m/s).
+    static func fix(_ t: Double, speed: Double) -> Location {
+        Location(
+            timestamp: UTCTime(seconds: 1_796_000_000 + Int64(t)), latitude: 0, longitude: 0, speed: speed,
+            fixMode: .threeD)
+    }
+
+    /// The hints of a perfect sensor, 2 s late, for fixes at `times` with the speeds `speed(t)`.
+    static func hints(_ times: [Double], speed: (Double) -> Double) -> [Double] {
+        var sensor = MotionSensor(model: MotionSensorModel(latency: 2))
+        var hints: [Double] = []
+        for t in times {
+            sensor.observe(t, fix(t, speed: speed(t)))
+            hints += sensor.take(until: t + 10)
+        }
+        return hints
+    }
+
+    /// Moving from 10 s to 19 s, standing 5 s, moving again from 25 s: the second start fires although the
+    /// first firing was only 12 s before (a light left soon after arriving), each at its third moving fix.
+    @Test func eachStartFires() {
+        let times: [Double] = (0...40).map(Double.init)
+        let hints = Self.hints(times) { t in (10..<20).contains(t) || t >= 25 ? 5 : 0 }
+        let expected: [Double] = [14, 29]
+        #expect(hints == expected)
+    }
+
+    /// Moving from the first fix (the third moving one, at 3 s, fires): motion that goes on fires every 30 s, also across 41 s without fixes (the recording's receiver had no
+    /// sky; the sensor felt the motion).
+    @Test func motionThatGoesOnFiresAgainAlsoBetweenFixesFarApart() {
+        let before: [Double] = (0...20).map(Double.init)
+        let after: [Double] = (61...100).map(Double.init)
+        let hints = Self.hints(before + after) { _ in 10 }
+        let expected: [Double] = [5, 35, 65, 95]
+        #expect(hints == expected)
+    }
+}

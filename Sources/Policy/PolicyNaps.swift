@@ -88,11 +88,13 @@ extension Policy {
     /// receiver has sky and the track is going stale, so the wake waits on for an accurate fix (a departure
     /// under a bad sky), up to acquisition.timeout in all, rather than back off as from a tunnel.
     mutating func napWakeTimedOut(_ state: inout Updates, _ wake: NapWake, now: Instant) {
-        if sensorSaysMoving(state, now: now), now - wake.start + wake.timeout <= Self.tunnelWait {
+        if state.failures == 0, sensorSaysMoving(state, now: now), now - wake.start + wake.timeout <= Self.tunnelWait {
             // The device was last moving and the motion sensor still says so: no sky, not a stop (a tunnel, an
             // underpass, a gap in the recording). Up, as a tracking receiver stays up in a tunnel, until the sky
             // comes back or the sensor falls quiet. Backing off here left Munich's car 977 m stale with a
-            // sensor, its wakes falling in a 41 s gap while it drove on (docs/policy.md, "Motion hints").
+            // sensor, its wakes falling in a 41 s gap while it drove on (docs/policy.md, "Motion hints"). Only
+            // the first wake of a series: a sensor that never stops firing (an idling engine in an underground
+            // car park) must not keep every later wake up for as long.
             schedule(.acquisitionTimeout, at: now + wake.timeout)
             reason = "no fix yet, the motion sensor says the device moves: waiting \(Words.duration(wake.timeout)) more"
             return

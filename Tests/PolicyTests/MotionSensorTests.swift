@@ -198,7 +198,8 @@ import Testing
 
     /// Driving with no fix (a tunnel, a gap in the recording) while the sensor keeps firing: the nap's wake
     /// waits on for the sky as a tracking receiver would, instead of backing off while the car drives on; once
-    /// the sensor has been quiet a minute, it fails and backs off as without one.
+    /// the sensor has been quiet a minute, it fails and backs off as without one. Only the first wake of a
+    /// series waits on.
     @Test func aWakeWithoutAFixWaitsOnWhileTheSensorSaysTheDeviceMoves() throws {
         var configuration = PredictionTests.configuration()
         configuration.acquisition.wakeMargin = 10
@@ -232,6 +233,16 @@ import Testing
         }
         let failed = try #require(harness.log.last?.at.seconds)
         #expect(failed > 90 + window && failed <= 90 + window + 12, "failed at \(failed)")
+
+        // A sensor that never stops firing (an idling engine where there is no sky) keeps only that first wake
+        // up: the next fails after its own wait and the series backs off.
+        let next = try #require(harness.timers[.predictionWake]).seconds
+        harness.send(.motionHint, at: next - 1)
+        harness.advance(to: next)
+        let wait = try #require(harness.timers[.acquisitionTimeout]).seconds
+        harness.send(.motionHint, at: wait - 1)
+        #expect(harness.advance(to: wait).events.map(\.kind) == [.acquisitionFailed])
+        #expect(harness.policy.isNapping)
     }
 
     /// The policy's own window, repeated: a hint counts as the sensor saying the device moves for a minute.

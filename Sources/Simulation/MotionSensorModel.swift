@@ -57,13 +57,12 @@ struct MotionSensor: Sendable {
             // left soon after arriving).
             lastFiring = t
             fire(at: t)
-        } else if movingRun > MotionSensorModel.movingFixes {
-            // Motion that goes on fires again each `repeatInterval`, also between fixes far apart: the sensor
-            // feels the motion where the recording's receiver had no sky.
-            while lastFiring + model.repeatInterval <= t {
-                lastFiring += model.repeatInterval
-                fire(at: lastFiring)
-            }
+        } else if movingRun > MotionSensorModel.movingFixes, t - lastFiring >= model.repeatInterval {
+            // Motion that goes on fires again each `repeatInterval`. Between true fixes far apart (the
+            // recording's receiver had no sky) a real sensor would fire; the model learns of that motion only at
+            // the next fix, and a hint dated before it would reach the simulation after its clock had passed.
+            lastFiring = t
+            fire(at: t)
         } else if model.falseAlarmsPerHour > 0, random.unit() < model.falseAlarmsPerHour * (t - previous.t) / 3600 {
             fire(at: t)
         }

@@ -138,8 +138,9 @@ extension Policy {
             && state.hints.movingRecently(at: now, window: Self.sensorMotionWindow)
     }
 
-    /// How long a hint counts as the sensor saying the device moves. A GPIO sensor repeats its hint every
-    /// `debounce` while the motion lasts; a minute allows for one that fires far less often.
+    /// How long a hint counts as the sensor saying the device moves. A vibration switch on a GPIO line gives a
+    /// hint every `debounce` while the motion lasts; a minute allows for one that fires far less often. An
+    /// ignition line gives one at the start only, so it never keeps a wake up here.
     static let sensorMotionWindow = 60.0
 
     /// Longer than a road tunnel takes to drive through (the longest, 25 km, take about 20 min at 80 km/h).

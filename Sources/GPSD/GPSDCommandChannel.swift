@@ -46,7 +46,7 @@ public final class GPSDCommandChannel: Sendable {
         var closed = false
         var queue: [Queued] = []
         var awaiting: (queued: Queued, deadline: Double)?
-        var refusalWatcher: (@Sendable (GPSDCommandOutcome) -> Void)?
+        var refusalWatcher: Completion?
     }
 
     private let state = Mutex(State())
@@ -82,7 +82,7 @@ public final class GPSDCommandChannel: Sendable {
 
     /// `watcher` sees every refusal before the command's own completion does: whoever tracks the receiver's
     /// device learns that gpsd cannot open it (`unopenableDevice`) whichever control sent the command.
-    package func watchRefusals(_ watcher: @escaping @Sendable (GPSDCommandOutcome) -> Void) {
+    package func watchRefusals(_ watcher: @escaping Completion) {
         state.withLock { $0.refusalWatcher = watcher }
     }
 
@@ -124,7 +124,7 @@ public final class GPSDCommandChannel: Sendable {
 
     /// Takes one report the reader decoded: the answer to the command awaiting one, if it is.
     package func observe(_ report: Report) {
-        let (answered, refusalWatcher) = state.withLock { state -> (Queued?, (@Sendable (GPSDCommandOutcome) -> Void)?) in
+        let (answered, refusalWatcher) = state.withLock { state -> (Queued?, Completion?) in
             guard let awaiting = state.awaiting, awaiting.queued.command.isAnswered(by: report) else { return (nil, nil) }
             state.awaiting = nil
             return (awaiting.queued, state.refusalWatcher)

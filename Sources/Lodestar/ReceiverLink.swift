@@ -21,14 +21,13 @@ final class ReceiverLink: Sendable {
         commands?.watchRefusals { [weak self] outcome in self?.noteRefusal(outcome) }
     }
 
-    /// Any thread: gpsd cannot open the receiver's device. It is gone, whether or not gpsd's close notice
-    /// reached us (after a replug one did not, and the control's commands kept going to the old path); the
-    /// refusal is taken as that notice, as the daemon's power driver takes it (`ReceiverPowerDriver.reply`).
+    /// Any thread: a refusal of a command any control sent, which may say the receiver's device is gone
+    /// (`ReceiverDeviceTracker.closeNotice`), as the daemon's power driver takes it (`ReceiverPowerDriver.reply`).
     private func noteRefusal(_ outcome: GPSDCommandOutcome) {
-        guard let path = outcome.unopenableDevice else { return }
         state.withLock { state in
-            guard path == state.tracker.devicePath else { return }
-            if state.tracker.note(.deviceClosed(path: path)) { state.passedOn = false }
+            if let notice = state.tracker.closeNotice(impliedBy: outcome), state.tracker.note(notice) {
+                state.passedOn = false
+            }
         }
     }
 

@@ -121,12 +121,7 @@ final class ReceiverPowerDriver {
     func reply(_ outcome: GPSDCommandOutcome, at now: Instant) {
         unanswered = max(unanswered - 1, 0)
         handle(.commandReply(outcome), at: now)
-        // gpsd cannot open the receiver's device: it is gone, whether or not its close notice reached us (one
-        // did not, and every command after a replug went to the old path, refused, while the receiver talked
-        // on the new one). Taken as that notice.
-        if let path = outcome.unopenableDevice, path == tracker.devicePath {
-            observe(.deviceClosed(path: path), at: now)
-        }
+        if let notice = tracker.closeNotice(impliedBy: outcome) { observe(notice, at: now) }
     }
 
     func advance(to now: Instant) {

@@ -52,17 +52,16 @@ struct MotionSensor: Sendable {
         let speed =
             location.speed ?? Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
         movingRun = speed > MotionSensorModel.movingSpeed ? movingRun + 1 : 0
-        if movingRun == MotionSensorModel.movingFixes {
+        if movingRun >= MotionSensorModel.movingFixes {
             // Each start fires, however soon after the last firing (an accelerometer's interrupt does: a light
-            // left soon after arriving).
-            lastFiring = t
-            fire(at: t)
-        } else if movingRun > MotionSensorModel.movingFixes, t - lastFiring >= model.repeatInterval {
-            // Motion that goes on fires again each `repeatInterval`. Between true fixes far apart (the
-            // recording's receiver had no sky) a real sensor would fire; the model learns of that motion only at
-            // the next fix, and a hint dated before it would reach the simulation after its clock had passed.
-            lastFiring = t
-            fire(at: t)
+            // left soon after arriving); motion that goes on fires again each `repeatInterval`. Between true
+            // fixes far apart (the recording's receiver had no sky) a real sensor would fire; the model learns
+            // of that motion only at the next fix, and a hint dated before it would reach the simulation after
+            // its clock had passed.
+            if movingRun == MotionSensorModel.movingFixes || t - lastFiring >= model.repeatInterval {
+                lastFiring = t
+                fire(at: t)
+            }
         } else if model.falseAlarmsPerHour > 0, random.unit() < model.falseAlarmsPerHour * (t - previous.t) / 3600 {
             fire(at: t)
         }

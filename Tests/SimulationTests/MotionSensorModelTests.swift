@@ -12,9 +12,11 @@ import Testing
             fixMode: .threeD)
     }
 
-    /// The hints of a perfect sensor, 2 s late, for fixes at `times` with the speeds `speed(t)`.
-    static func hints(_ times: [Double], speed: (Double) -> Double) -> [Double] {
-        var sensor = MotionSensor(model: MotionSensorModel(latency: 2))
+    /// The hints of a sensor (by default a perfect one, 2 s late) for fixes at `times` with the speeds `speed(t)`.
+    static func hints(
+        _ times: [Double], model: MotionSensorModel = MotionSensorModel(latency: 2), speed: (Double) -> Double
+    ) -> [Double] {
+        var sensor = MotionSensor(model: model)
         var hints: [Double] = []
         for t in times {
             sensor.observe(t, fix(t, speed: speed(t)))
@@ -39,6 +41,16 @@ import Testing
         let after: [Double] = (61...100).map(Double.init)
         let hints = Self.hints(before + after) { _ in 10 }
         let expected: [Double] = [5, 63, 93]
+        #expect(hints == expected)
+    }
+
+    /// False alarms come only while the vehicle stands (here, until the third moving fix): one that fires each
+    /// second it stands gives, while it moves, only the start's and the repeats' hints.
+    @Test func falseAlarmsComeOnlyWhileStanding() {
+        let times: [Double] = (0...70).map(Double.init)
+        let model = MotionSensorModel(latency: 2, falseAlarmsPerHour: 3600 * 10)
+        let hints = Self.hints(times, model: model) { t in t >= 10 ? 10 : 0 }
+        let expected: [Double] = (1...11).map { Double($0) + 2 } + [12 + 2, 42 + 2]
         #expect(hints == expected)
     }
 }

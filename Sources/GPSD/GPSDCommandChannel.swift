@@ -46,7 +46,6 @@ public final class GPSDCommandChannel: Sendable {
         var closed = false
         var queue: [Queued] = []
         var awaiting: (queued: Queued, deadline: Double)?
-        var refusalWatcher: Completion?
     }
 
     private let state = Mutex(State())
@@ -78,12 +77,6 @@ public final class GPSDCommandChannel: Sendable {
         } else {
             wakeUp.signal()
         }
-    }
-
-    /// `watcher` sees every refusal before the command's own completion does: whoever tracks the receiver's
-    /// device learns that gpsd cannot open it (`unopenableDevice`) whichever control sent the command.
-    package func watchRefusals(_ watcher: @escaping Completion) {
-        state.withLock { $0.refusalWatcher = watcher }
     }
 
     // MARK: The reader's side
@@ -122,20 +115,20 @@ public final class GPSDCommandChannel: Sendable {
         for (completion, outcome) in finished { completion(outcome) }
     }
 
-    /// Takes one report the reader decoded: the answer to the command awaiting one, if it is.
-    package func observe(_ report: Report) {
-        let (answered, refusalWatcher) = state.withLock { state -> (Queued?, Completion?) in
-            guard let awaiting = state.awaiting, awaiting.queued.command.isAnswered(by: report) else { return (nil, nil) }
+    /// Takes one report the reader decoded: the answer to the command awaiting one, if it is. Returns the
+    /// outcome it handed the command, so the reader can act on what it says of the devices.
+    @discardableResult
+    package func observe(_ report: Report) -> GPSDCommandOutcome? {
+        let answered: Queued? = state.withLock { state in
+            guard let awaiting = state.awaiting, awaiting.queued.command.isAnswered(by: report) else { return nil }
             state.awaiting = nil
-            return (awaiting.queued, state.refusalWatcher)
+            return awaiting.queued
         }
-        guard let answered else { return }
-        if case .error(let message) = report {
-            refusalWatcher?(.refused(message: message))
-            answered.completion(.refused(message: message))
-        } else {
-            answered.completion(.answered(report))
-        }
+        guard let answered else { return nil }
+        let outcome: GPSDCommandOutcome
+        if case .error(let message) = report { outcome = .refused(message: message) } else { outcome = .answered(report) }
+        answered.completion(outcome)
+        return outcome
     }
 
     /// The connection ended (`reason`): every command queued or awaiting fails; new ones fail until the

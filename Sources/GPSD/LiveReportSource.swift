@@ -217,12 +217,13 @@ public final class LiveReportReader {
             case .report(let report):
                 // Reports come only after gpsd's banner: this is gpsd, and the next loss starts the back-off over.
                 failures = 0
-                commands?.observe(report)
+                let answer = commands?.observe(report)
                 if let event = StreamState.passedOn(report) {
                     onEvent(event)
                 } else {
                     for event in state.events(for: report, host: source.host, port: source.port) { onEvent(event) }
                 }
+                if let answer { for event in state.events(forAnswer: answer) { onEvent(event) } }
             }
         } catch {
             // The epoch gpsd was still sending is as good as it will get; pass it on before the loss.
@@ -306,6 +307,21 @@ public struct StreamState: Sendable {
 
     private func concerns(_ path: String) -> Bool {
         watchedDevice == nil || watchedDevice == path
+    }
+
+    /// What gpsd's answer to a command says of the devices: `Can't open PATH.` for an active device means it
+    /// is gone, whether or not gpsd's close notice reached us (after a replug one did not, under load: gpsd
+    /// drops what a slow client's socket cannot take, docs/gpsd.md §4). Its close, as the notice would have
+    /// been; forgotten here too, so the device's next activation (a replugged receiver often gets its old
+    /// path back) is announced again.
+    public mutating func events(forAnswer outcome: GPSDCommandOutcome) -> [LiveEvent] {
+        guard let path = outcome.unopenableDevice, activeDevices.remove(path) != nil else { return [] }
+        var events: [LiveEvent] = [.deviceClosed(path: path)]
+        if activeDevices.isEmpty, !lost {
+            lost = true
+            events.append(.receiverLost(reason: "\(path) cannot be opened"))
+        }
+        return events
     }
 
     /// The one event for a report that changes nothing here (fixes, SKY, GST…); nil for the reports

@@ -18,17 +18,6 @@ final class ReceiverLink: Sendable {
         self.control = control
         self.model = model
         commands = live ? GPSDCommandChannel() : nil
-        commands?.watchRefusals { [weak self] outcome in self?.noteRefusal(outcome) }
-    }
-
-    /// Any thread: a refusal of a command any control sent, which may say the receiver's device is gone
-    /// (`ReceiverDeviceTracker.closeNotice`), as the daemon's power driver takes it (`ReceiverPowerDriver.reply`).
-    private func noteRefusal(_ outcome: GPSDCommandOutcome) {
-        state.withLock { state in
-            if let notice = state.tracker.closeNotice(impliedBy: outcome), state.tracker.note(notice) {
-                state.passedOn = false
-            }
-        }
     }
 
     /// Any thread: one of gpsd's events.

@@ -121,7 +121,6 @@ final class ReceiverPowerDriver {
     func reply(_ outcome: GPSDCommandOutcome, at now: Instant) {
         unanswered = max(unanswered - 1, 0)
         handle(.commandReply(outcome), at: now)
-        if let notice = tracker.closeNotice(impliedBy: outcome) { observe(notice, at: now) }
     }
 
     func advance(to now: Instant) {

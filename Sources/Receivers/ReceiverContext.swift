@@ -97,14 +97,6 @@ public struct ReceiverDeviceTracker: Sendable, Equatable {
         return before != (devicePath, identity)
     }
 
-    /// The close notice a command's outcome stands for: gpsd cannot open the receiver's device (`Can't open
-    /// PATH.`), so it is gone whether or not gpsd's own notice arrived (after a replug one did not, and every
-    /// command went to the old path while the receiver talked on the new one).
-    public func closeNotice(impliedBy outcome: GPSDCommandOutcome) -> LiveEvent? {
-        guard let path = outcome.unopenableDevice, path == devicePath else { return nil }
-        return .deviceClosed(path: path)
-    }
-
     private mutating func identify(_ device: DeviceInfo) {
         // A DEVICE report without a driver (the activation notice) leaves what gpsd said before.
         if let identity = ReceiverIdentity(device) { identities[device.path] = identity }

@@ -90,6 +90,24 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
         #expect(feed(&state, [.device(device)]) == [.deviceActivated(device), .receiverBack])
     }
 
+    /// A replugged receiver back on its old path, gpsd's close notice missed (dropped for a slow client): a
+    /// command's `Can't open` answer for that path is its close, and the path's next activation is announced
+    /// again, where before it passed as a plain report and the device stayed unknown.
+    @Test func aDeviceGpsdCannotOpenIsClosedAndItsReturnAnnounced() {
+        var state = StreamState(watchedDevice: nil)
+        let device = DeviceInfo(path: "/dev/pts/1", activated: activated)
+        _ = feed(&state, [.watch(enabled: true), .device(device)])
+        // Other refusals, and one for a device not active, say nothing.
+        #expect(state.events(forAnswer: .refused(message: "Type of /dev/pts/1 is unknown.")).isEmpty)
+        #expect(state.events(forAnswer: .refused(message: "Can't open /dev/pts/9.")).isEmpty)
+        #expect(state.events(forAnswer: .answered(.device(device))).isEmpty)
+        #expect(
+            state.events(forAnswer: .refused(message: "Can't open /dev/pts/1."))
+                == [.deviceClosed(path: "/dev/pts/1"), .receiverLost(reason: "/dev/pts/1 cannot be opened")])
+        #expect(state.activeDevices.isEmpty)
+        #expect(feed(&state, [.device(device)]) == [.deviceActivated(device), .receiverBack])
+    }
+
     @Test func devicesNotWatchedAreIgnored() {
         var state = StreamState(watchedDevice: "/dev/pts/2")
         let other = DeviceInfo(path: "/dev/pts/1", activated: activated)

@@ -36,13 +36,21 @@ import Testing
         // Plugged back in: gpsd's first word for the u-blox on its new path is the generic NMEA driver.
         power.observe(.deviceActivated(device("/dev/ttyUSB1", driver: "NMEA0183")), at: now)
         #expect(power.devicePath == "/dev/ttyUSB0")
+        // gpsd's answers as the live source reads them: what they say of the devices, then the reply.
+        var stream = StreamState(watchedDevice: nil)
+        _ = stream.events(for: .device(device("/dev/ttyUSB0", driver: "u-blox")), host: "h", port: "p")
+        _ = stream.events(for: .device(device("/dev/ttyUSB1", driver: "NMEA0183")), host: "h", port: "p")
+        func answer(_ outcome: GPSDCommandOutcome) {
+            for event in stream.events(forAnswer: outcome) { power.observe(event, at: now) }
+            power.reply(outcome, at: now)
+        }
         // Other refusals, and a refusal for a device that is not the receiver's, leave it.
-        power.reply(.refused(message: "Type of /dev/ttyUSB0 is unknown."), at: now)
-        power.reply(.refused(message: "Can't open /dev/ttyUSB9."), at: now)
-        power.reply(.failed(reason: "no answer within 5 s"), at: now)
+        answer(.refused(message: "Type of /dev/ttyUSB0 is unknown."))
+        answer(.refused(message: "Can't open /dev/ttyUSB9."))
+        answer(.failed(reason: "no answer within 5 s"))
         #expect(power.devicePath == "/dev/ttyUSB0")
         _ = power.takeOutputs()
-        power.reply(.refused(message: "Can't open /dev/ttyUSB0."), at: now)
+        answer(.refused(message: "Can't open /dev/ttyUSB0."))
         #expect(power.devicePath == "/dev/ttyUSB1")
         #expect(power.identity?.path == "/dev/ttyUSB1")
         // The device that took its place is asked what it is, as after a replug, and not taken for a receiver

@@ -218,6 +218,9 @@ public final class LiveReportReader {
                 // Reports come only after gpsd's banner: this is gpsd, and the next loss starts the back-off over.
                 failures = 0
                 let answer = commands?.observe(report)
+                if case .fix(let fix) = report, let path = fix.device, !state.activeDevices.contains(path) {
+                    for event in state.events(forFixFrom: path, fix: fix) { onEvent(event) }
+                }
                 if let event = StreamState.passedOn(report) {
                     onEvent(event)
                 } else {
@@ -320,6 +323,21 @@ public struct StreamState: Sendable {
         if activeDevices.isEmpty, !lost {
             lost = true
             events.append(.receiverLost(reason: "\(path) cannot be opened"))
+        }
+        return events
+    }
+
+    /// A fix from a device not known to be active: gpsd has it open, whether or not its activation notice
+    /// reached us (gpsd drops what a slow client's socket cannot take, docs/gpsd.md §4, and a replugged
+    /// receiver's notice was lost so: every command after it failed with no active device). Its activation, as
+    /// the notice would have been (no driver: what gpsd identified is asked again); nothing for a device
+    /// not watched.
+    public mutating func events(forFixFrom path: String, fix: Fix) -> [LiveEvent] {
+        guard concerns(path), activeDevices.insert(path).inserted else { return [] }
+        var events: [LiveEvent] = [.deviceActivated(DeviceInfo(path: path, activated: fix.time ?? UTCTime(seconds: 0)))]
+        if lost, hasWatched {
+            lost = false
+            events.append(.receiverBack)
         }
         return events
     }

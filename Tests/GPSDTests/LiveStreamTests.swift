@@ -108,6 +108,24 @@ func tpv(_ second: Int64, device: String = "/dev/pts/1", mode: FixMode = .threeD
         #expect(feed(&state, [.device(device)]) == [.deviceActivated(device), .receiverBack])
     }
 
+    /// A replugged receiver's activation notice lost (dropped for a slow client): its first fix makes it
+    /// active, once; a fix from a device not watched does not.
+    @Test func aFixFromAnUnknownDeviceActivatesIt() {
+        var state = StreamState(watchedDevice: nil)
+        let device = DeviceInfo(path: "/dev/pts/1", activated: activated)
+        _ = feed(&state, [.watch(enabled: true), .device(device), .device(DeviceInfo(path: "/dev/pts/1"))])
+        var fix = tpv(0)
+        fix.device = "/dev/pts/1"
+        let time = fix.time ?? UTCTime(seconds: 0)
+        #expect(
+            state.events(forFixFrom: "/dev/pts/1", fix: fix)
+                == [.deviceActivated(DeviceInfo(path: "/dev/pts/1", activated: time)), .receiverBack])
+        #expect(state.events(forFixFrom: "/dev/pts/1", fix: fix).isEmpty)
+        var watching = StreamState(watchedDevice: "/dev/pts/2")
+        #expect(watching.events(forFixFrom: "/dev/pts/1", fix: fix).isEmpty)
+        #expect(watching.activeDevices.isEmpty)
+    }
+
     @Test func devicesNotWatchedAreIgnored() {
         var state = StreamState(watchedDevice: "/dev/pts/2")
         let other = DeviceInfo(path: "/dev/pts/1", activated: activated)

@@ -50,7 +50,7 @@ import Testing
         let times: [Double] = (0...70).map(Double.init)
         let model = MotionSensorModel(latency: 2, falseAlarmsPerHour: 3600 * 10)
         let hints = Self.hints(times, model: model) { t in t >= 10 ? 10 : 0 }
-        let expected: [Double] = (1...11).map { Double($0) + 2 } + [12 + 2, 42 + 2]
+        let expected: [Double] = (1...11).map { Double($0) + 2 } + [14.0, 44.0]
         #expect(hints == expected)
     }
 }

@@ -170,6 +170,9 @@ public struct Policy: Sendable {
         /// After a wake that found no fix, the device last seen slower than the activity's moving speed (no
         /// sky where it stood: a car park, a garage): a motion sensor's hint ends the nap (`motionHint`).
         var failedWhereItStood = false
+        /// A stop napped out on the motion sensor's word (`considerNap`): the naps it would have had without
+        /// the sensor, whose wake after a hint is kept (`motionHint`).
+        var withoutSensor: (sleep: Double, firstFix: Double, period: Double)?
     }
 
     struct Pause: Sendable {
@@ -309,6 +312,10 @@ public struct Policy: Sendable {
         guard var state = updates else { return }
         let limit = state.configuration.effectiveAccuracyLimit
         let accuracyProblem = FixFilter.accuracyProblem(location, limit: limit)
+        if accuracyProblem == nil, configuration.motion.sensor, let speed = recentSpeed {
+            let rule = configuration.stationary[state.configuration.activityType]
+            state.hints.observe(speed: speed, movingSpeed: rule.movingSpeed, at: now)
+        }
 
         // A fix while napping comes because another activity keeps the receiver up (or the receiver was
         // slow to stop): it costs nothing more, so the nap ends early and the fix is used like any other.
@@ -514,6 +521,7 @@ public struct Policy: Sendable {
     mutating func motionHint(now: Instant) {
         guard var state = updates else { return }
         if state.hints.heard(at: now) { state.hints.lastHeard = now }
+        state.hints.lastFired = now
         switch state.phase {
         case .paused(var pause) where configuration.motion.sensor:
             // A hint is not truth: it wakes a probe, and the probe's fix decides. Ignored while a probe runs
@@ -529,6 +537,34 @@ public struct Policy: Sendable {
         case .paused(let pause):
             resume(&state, from: pause, detail: "motion hint from an external sensor", now: now)
             reason = "motion hint: resuming updates"
+        case .napping(var nap) where configuration.motion.sensor && nap.withoutSensor != nil:
+            // The start the sensor vouched for. No false alarm is counted: a hint at a standstill ends the
+            // sensor's word for this stop (`HintQuiet.vouchesStanding`), and a car slowing again after a start is
+            // not one. A stop as long as a pause's window is a park without sky to pause in: up at once, and
+            // the departure is watched out as a pause's is (`considerNap`).
+            guard let without = nap.withoutSensor else { break }
+            nap.withoutSensor = nil
+            let longStop = state.hints.standingSince.map { now - $0 >= stationaryRule?.window ?? .infinity } ?? false
+            // Else the wake is the first one the naps without the sensor would have had whose fix is still to
+            // come: the track is as without the sensor. Waking at the hint instead cost a wake at each light; a
+            // wake planned from the hint with the profile's acceleration came late (Munich's p95 staleness 131 m
+            // against a 100 m bound), as cars pull away faster than they are planned to drive.
+            let missed = max(((now - nap.since - without.firstFix - without.sleep) / without.period).rounded(.up), 0)
+            let wake = nap.since + without.sleep + missed * without.period
+            if longStop || wake <= now {
+                cancelTimer(.predictionWake)
+                if longStop { state.departure = Departure(anchor: nil, since: now) }
+                updates = state
+                predictionWake(now: now)
+                reason = "motion hint: waking from a stop napped out on the sensor's word"
+                return
+            }
+            if wake < nap.wakeAt {
+                nap.wakeAt = wake
+                schedule(.predictionWake, at: wake)
+                reason = "motion hint: the stop's nap ends in \(Words.duration(wake - now))"
+            }
+            state.phase = .napping(nap)
         case .napping(let nap) where configuration.motion.sensor && nap.failedWhereItStood:
             // Where a stop had no sky the failed wakes back off to `maximumBackoff`, and the car drove off
             // before the next: on the day with a sensor (bench/day.sh) it was 76 m gone when the application

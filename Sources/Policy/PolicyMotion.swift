@@ -15,12 +15,47 @@ struct HintQuiet: Sendable {
     var resumed: (at: Instant, anchor: Location)?
     /// The last hint heard, in any phase.
     var lastHeard: Instant?
+    /// The last hint, heard or quieted: whether the sensor heralds starts is not a matter of false alarms.
+    var lastFired: Instant?
+    /// The first and the last acceptable fix slower than the moving speed, none faster since: the device
+    /// stands.
+    var standingSince: Instant?
+    var lastStanding: Instant?
+    /// The sensor fired for the device's last start: from shortly before its last standing fix to its first
+    /// moving one. Only then is a stop napped out on the sensor's word (`considerNap`): a sensor that missed
+    /// a start, or has not yet shown one, is not trusted to report the next.
+    var heraldedLastStart = false
+
+    /// How long before the last standing fix a hint still heralds the start: the first seconds of a start are
+    /// slower than the moving speed, and the sensor may fire in them.
+    static let heraldSlack = 30.0
 
     /// Whether a hint at `now` is heard: no quiet, or it has ended.
     func heard(at now: Instant) -> Bool { until.map { now >= $0 } ?? true }
 
     /// Whether the sensor has said within `window` seconds of `now` that the device moves.
     func movingRecently(at now: Instant, window: Double) -> Bool { lastHeard.map { now - $0 <= window } ?? false }
+
+    /// The device stands and the sensor, which fired for its last start, has not fired since it stopped: a
+    /// sensor that fires at a standstill (an idling engine, a faulty switch) is not taken at its word.
+    func vouchesStanding(at now: Instant) -> Bool {
+        guard heraldedLastStart, heard(at: now), let since = standingSince else { return false }
+        return lastFired.map { $0 < since } ?? true
+    }
+
+    /// An acceptable fix at `speed`: the first one at the moving speed after standing ones is a start, which
+    /// the sensor heralded or missed.
+    mutating func observe(speed: Double, movingSpeed: Double, at now: Instant) {
+        guard speed >= movingSpeed else {
+            if standingSince == nil { standingSince = now }
+            lastStanding = now
+            return
+        }
+        guard let standing = lastStanding else { return }
+        standingSince = nil
+        lastStanding = nil
+        heraldedLastStart = lastFired.map { standing - $0 <= Self.heraldSlack } ?? false
+    }
 }
 
 extension Policy {

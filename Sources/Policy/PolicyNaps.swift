@@ -52,10 +52,16 @@ extension Policy {
         }
         let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
         let reach = rule.secondsToReach(bound - offset, speed: speed)
+        // Standing, with a motion sensor that fired for the last start and is heard: the stop is napped out
+        // on its word. Naps sized for a start from standstill (18 s on a u-blox 8) woke three times a minute
+        // at each red light to find the car where it was; the sensor's hint keeps the one of them that would
+        // have seen the start (`motionHint`), so the track is as without the sensor, less the wakes that found
+        // nothing. The nap is sized for a start the sensor misses to be seen within `missedStartBounds` bounds.
+        let onSensor = configuration.motion.sensor && state.hints.vouchesStanding(at: now)
         // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
         // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
         // than the rare overshoot it prevents (bench/policy.sh).
-        let horizon = reach
+        let horizon = onSensor ? rule.secondsToReach(Self.missedStartBounds * bound - offset, speed: speed) : reach
         // The way down depends on the nap's length, and the start after it on the way down.
         var sleep = min(horizon - receiver.timeToFirstFix.hot, rule.maximumSleep)
         let down = receiver.cheaperDownRegime(forSleepOf: max(sleep, 0))
@@ -65,13 +71,26 @@ extension Policy {
         let napCharge = receiver.current(in: down) * sleep + receiver.current.acquisition * firstFix
         let upCharge = receiver.current(in: trackingRegime(state.configuration)) * (sleep + firstFix)
         guard napCharge < upCharge else { return }
-        state.phase = .napping(Nap(since: now, wakeAt: now + sleep))
+        var nap = Nap(since: now, wakeAt: now + sleep)
+        if onSensor {
+            // The naps this stop would have had without the sensor: their length and their cadence.
+            let without = min(reach - firstFix, rule.maximumSleep)
+            nap.withoutSensor = (sleep: max(without, 0), firstFix: firstFix, period: max(without, 0) + firstFix)
+        }
+        state.phase = .napping(nap)
         state.detector.expectDark(from: now, until: now + sleep + firstFix)
         schedule(.predictionWake, at: now + sleep)
         let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
         reason =
-            "\(motion): \(Words.distance(bound)) bound not reachable for \(Words.duration(reach)); sleeping \(Words.duration(sleep))"
+            onSensor
+            ? "\(motion), the motion sensor fired at the last start: sleeping \(Words.duration(sleep)) or until it fires"
+            : "\(motion): \(Words.distance(bound)) bound not reachable for \(Words.duration(reach)); sleeping \(Words.duration(sleep))"
     }
+
+    /// How many staleness bounds a start the motion sensor misses may go unseen in a stop napped out on its
+    /// word: the worst staleness the profiles' goals allow (docs/policy.md, "Motion hints"). An unbounded nap
+    /// left a missed start a kilometre stale.
+    static let missedStartBounds = 3.0
 
     mutating func predictionWake(now: Instant) {
         guard var state = updates, case .napping(let nap) = state.phase else { return }

@@ -119,13 +119,14 @@ import Testing
     /// With a motion sensor the car profile is down while parked until a hint, and a hint's probe sees the
     /// departure: the day near the oracle and the departures seen within tens of metres. A sensor 2 s late that
     /// misses nothing, and keeps firing while a drive has no fix (the receiver kept up there), holds the tight
-    /// figures: 1.28x the oracle, departures after 10 m at p50 and 44 m at most, the worst staleness 262 m
-    /// (within three times the bound). One that also misses one firing in five and fires twice an hour
-    /// standing: 1.29x, departures after 10 m at p50 and 44 m at most, but a worst staleness of 1,166 m (which
-    /// firings it misses moves these: on Munich it missed the start before a gap in the sky, and a missed start
-    /// is seen at the next firing, 30 s later in the model). A dead sensor still has every departure found, by
-    /// the fallback probes (the worst 1,708 s late); one that fires every second costs a few probes an hour (6.1
-    /// wakes per parked hour), not a probe a second.
+    /// figures: 1.28x the oracle, departures after 17 m at p50 (10 m before stops were napped out on the
+    /// sensor's word: one Reno stand's creeping start fired the model's hint 2 s after the plain nap's wake)
+    /// and 44 m at most, the worst staleness 262 m (within three times the bound). One that also misses one
+    /// firing in five and fires twice an hour standing: 1.27x, departures after 17 m at p50 and 44 m at most,
+    /// but a worst staleness of 855 m (which firings it misses moves these: on Munich it missed the start before
+    /// a gap in the sky, and a missed start is seen at the next firing, 30 s later in the model). A dead sensor
+    /// still has every departure found, by the fallback probes (the worst 1,708 s late); one that fires every
+    /// second costs a few probes an hour (6.1 wakes per parked hour), not a probe a second.
     @Test func withAMotionSensorTheDayHoldsItsFigures() throws {
         let day = try Self.day()
         guard Self.parkHours == [8, 12] else { return }
@@ -134,7 +135,7 @@ import Testing
         #expect(prompt.policy.energy <= 1.3 * prompt.oracle.energy, "day: \(prompt.policy.energy) mAh")
         let promptLatency = try #require(prompt.parking.departureLatency)
         #expect(
-            promptLatency.metres[2] <= 50 && promptLatency.metres[0] <= 15 && prompt.parking.unseenDepartures == 0,
+            promptLatency.metres[2] <= 50 && promptLatency.metres[0] <= 20 && prompt.parking.unseenDepartures == 0,
             "\(promptLatency)")
         #expect(prompt.policy.staleness.max <= 3 * prompt.bound, "max staleness \(prompt.policy.staleness.max) m")
         let sensor = try Self.evaluate(

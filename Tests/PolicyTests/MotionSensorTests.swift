@@ -276,3 +276,95 @@ import Testing
         #expect(harness.send(.motionHint, at: now + 0.5).regimes == [.continuous])
     }
 }
+
+/// A stop napped out on the sensor's word (docs/policy.md, "Motion hints"): standing, with a sensor that fired
+/// for the device's last start, the nap is sized for a start the sensor misses to be seen within three bounds,
+/// and a hint brings its wake forward to the one the naps without the sensor would have had.
+@Suite struct StopOnTheSensorsWordTests {
+    /// A u-blox 8 car with prediction (0.5 m/s², 100 m) and a sensor: standing at 1 s, a hint at 2 s when
+    /// `heralded`, moving at 3 s (the start), standing again at 4 s. Returns the actions of the last fix.
+    static func stopped(heralded: Bool, pausing: Bool = true) -> (Harness, [PolicyAction]) {
+        var configuration = PredictionTests.configuration()
+        configuration.motion = MotionRule(sensor: true, fallbackProbeInterval: 1800, falseAlarmQuiet: 60)
+        var harness = Harness(configuration: configuration, receiver: .ublox8)
+        harness.send(
+            .startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation, pausesAutomatically: pausing)), at: 0)
+        harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
+        if heralded { harness.send(.motionHint, at: 2) }
+        harness.fix(makeFix(t: 3, accuracy: 5, speed: 10), at: 3)
+        let stop = harness.fix(makeFix(t: 4, accuracy: 5, speed: 0), at: 4)
+        return (harness, stop)
+    }
+
+    /// Without the sensor's word the stop naps 18 s (√(2·100/0.5) = 20 s to reach the bound, less a hot
+    /// start); on it, √(2·300/0.5) = 34.64 s less the hot start.
+    @Test(arguments: [true, false])
+    func aStopIsNappedOutOnlyAfterAStartTheSensorHeralded(heralded: Bool) throws {
+        let (_, stop) = Self.stopped(heralded: heralded)
+        let wake = try #require(stop.scheduled(.predictionWake)).seconds
+        if heralded {
+            #expect(abs(wake - (4 + 1200.0.squareRoot() - 2)) < 0.001, "wake at \(wake)")
+        } else {
+            #expect(wake == 22)
+        }
+    }
+
+    /// A hint at 10 s: the naps without the sensor would have woken at 22 s, so the wake moves there and the
+    /// receiver stays down. At 23 s that wake's fix (24 s) is still to come: up at once.
+    @Test(arguments: [10.0, 23.0])
+    func aHintBringsTheWakeToTheNapsWithoutTheSensor(at hint: Double) throws {
+        var (harness, _) = Self.stopped(heralded: true)
+        let actions = harness.send(.motionHint, at: hint)
+        if hint < 22 {
+            #expect(actions.regimes.isEmpty)
+            #expect(harness.timers[.predictionWake] == 22)
+            #expect(actions.regimeReasons.isEmpty)
+        } else {
+            #expect(actions.regimes == [.continuous])
+            #expect(actions.contains(.cancel(.predictionWake)))
+        }
+        // Without the sensor's word the hint leaves the nap alone.
+        var (plain, _) = Self.stopped(heralded: false)
+        #expect(plain.send(.motionHint, at: hint).regimes.isEmpty)
+    }
+
+    /// A hint at the standstill ends the sensor's word for this stop: a sensor that fires standing (an idling
+    /// engine) is not trusted to report the start, and the next stop nap is the plain one.
+    @Test func aHintWhileStandingEndsTheSensorsWordForTheStop() throws {
+        var (harness, _) = Self.stopped(heralded: true)
+        harness.send(.motionHint, at: 10)
+        harness.advance(to: 22)
+        let still = harness.fix(makeFix(t: 24, accuracy: 5, speed: 0), at: 24)
+        #expect(still.scheduled(.predictionWake) == 42)
+        // With no hint the sensor's word holds at the next wake: the stop is napped out again.
+        var (quiet, _) = Self.stopped(heralded: true)
+        let wake = try #require(quiet.timers[.predictionWake]).seconds
+        quiet.advance(to: wake)
+        let next = try #require(quiet.fix(makeFix(t: wake + 2, accuracy: 5, speed: 0), at: wake + 2).scheduled(.predictionWake))
+        #expect(abs(next.seconds - (wake + 2 + 1200.0.squareRoot() - 2)) < 0.001, "wake at \(next)")
+    }
+
+    /// A stop as long as a pause's window (300 s for this activity) that did not pause (here pauses are off;
+    /// on the road, a stop whose wakes found no sky): a hint wakes the receiver at once and the departure is
+    /// watched out, the receiver up until the track has left the stop by the bound.
+    @Test func aHintAfterALongStopWakesAtOnceAndWatchesTheDepartureOut() throws {
+        var (harness, _) = Self.stopped(heralded: true, pausing: false)
+        var now = 4.0
+        while now < 310 {
+            let wake = try #require(harness.timers[.predictionWake]).seconds
+            harness.advance(to: wake)
+            now = wake + 2
+            harness.fix(makeFix(t: now, accuracy: 5, speed: 0), at: now)
+        }
+        let hint = harness.send(.motionHint, at: now + 1)
+        #expect(hint.regimes == [.continuous])
+        var east = 0.0
+        var t = now + 3
+        while east <= 100 {
+            #expect(harness.fix(makeFix(t: t, east: east, accuracy: 5, speed: 8), at: t).scheduled(.predictionWake) == nil)
+            t += 1
+            east += 8
+        }
+        #expect(harness.fix(makeFix(t: t, east: east, accuracy: 5, speed: 8), at: t).scheduled(.predictionWake) != nil)
+    }
+}

@@ -21,10 +21,11 @@ struct HintQuiet: Sendable {
     /// stands.
     var standingSince: Instant?
     var lastStanding: Instant?
-    /// The sensor fired for the device's last start: from shortly before its last standing fix to its first
-    /// moving one. Only then is a stop napped out on the sensor's word (`considerNap`): a sensor that missed
-    /// a start, or has not yet shown one, is not trusted to report the next.
-    var heraldedLastStart = false
+    /// The device's last starts in a row the sensor fired for: from shortly before the last standing fix to
+    /// the first moving one. A stop is napped out on the sensor's word (`considerNap`) only after two: a sensor
+    /// that missed the last start, or has not yet shown one, is not trusted to report the next, nor is an
+    /// ignition line, which fires for the first start of a trip and for none of its stops.
+    var heraldedStarts = 0
 
     /// How long before the last standing fix a hint still heralds the start: the first seconds of a start are
     /// slower than the moving speed, and the sensor may fire in them.
@@ -36,10 +37,10 @@ struct HintQuiet: Sendable {
     /// Whether the sensor has said within `window` seconds of `now` that the device moves.
     func movingRecently(at now: Instant, window: Double) -> Bool { lastHeard.map { now - $0 <= window } ?? false }
 
-    /// The device stands and the sensor, which fired for its last start, has not fired since it stopped: a
-    /// sensor that fires at a standstill (an idling engine, a faulty switch) is not taken at its word.
+    /// The device stands and the sensor, which fired for its last two starts, has not fired since it stopped:
+    /// a sensor that fires at a standstill (an idling engine, a faulty switch) is not taken at its word.
     func vouchesStanding(at now: Instant) -> Bool {
-        guard heraldedLastStart, heard(at: now), let since = standingSince else { return false }
+        guard heraldedStarts >= 2, heard(at: now), let since = standingSince else { return false }
         return lastFired.map { $0 < since } ?? true
     }
 
@@ -54,7 +55,8 @@ struct HintQuiet: Sendable {
         guard let standing = lastStanding else { return }
         standingSince = nil
         lastStanding = nil
-        heraldedLastStart = lastFired.map { standing - $0 <= Self.heraldSlack } ?? false
+        let heralded = lastFired.map { standing - $0 <= Self.heraldSlack } ?? false
+        heraldedStarts = heralded ? heraldedStarts + 1 : 0
     }
 }
 

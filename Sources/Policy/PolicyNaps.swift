@@ -52,7 +52,7 @@ extension Policy {
         }
         let offset = state.lastDelivered.map { Geodesy.distance(from: $0, to: location) } ?? 0
         let reach = rule.secondsToReach(bound - offset, speed: speed)
-        // Standing, with a motion sensor that fired for the last start and is heard: the stop is napped out
+        // Standing, with a motion sensor that fired for the last two starts and is heard: the stop is napped out
         // on its word. Naps sized for a start from standstill (18 s on a u-blox 8) woke three times a minute
         // at each red light to find the car where it was; the sensor's hint keeps the one of them that would
         // have seen the start (`motionHint`), so the track is as without the sensor, less the wakes that found
@@ -83,7 +83,7 @@ extension Policy {
         let motion = speed < 0.5 ? "stopped" : "moving \(Words.speed(speed))"
         reason =
             onSensor
-            ? "\(motion), the motion sensor fired at the last start: sleeping \(Words.duration(sleep)) or until it fires"
+            ? "\(motion), the motion sensor fired at the last starts: sleeping \(Words.duration(sleep)) or until it fires"
             : "\(motion): \(Words.distance(bound)) bound not reachable for \(Words.duration(reach)); sleeping \(Words.duration(sleep))"
     }
 

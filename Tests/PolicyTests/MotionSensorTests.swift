@@ -281,28 +281,38 @@ import Testing
 /// for the device's last start, the nap is sized for a start the sensor misses to be seen within three bounds,
 /// and a hint brings its wake forward to the one the naps without the sensor would have had.
 @Suite struct StopOnTheSensorsWordTests {
-    /// A u-blox 8 car with prediction (0.5 m/s², 100 m) and a sensor: standing at 1 s, a hint at 2 s when
-    /// `heralded`, moving at 3 s (the start), standing again at 4 s. Returns the actions of the last fix.
-    static func stopped(heralded: Bool, pausing: Bool = true) -> (Harness, [PolicyAction]) {
+    /// A u-blox 8 car with prediction (0.5 m/s², 100 m) and a sensor, started at -60 s: two starts, from
+    /// standing at -50 s to moving at -48 s and from standing at 1 s to moving at 3 s, each heralded by a hint
+    /// (at -49 s and 2 s) as `heralded` says; standing again at 4 s. Returns the actions of the last fix.
+    static func stopped(heralded: [Bool], pausing: Bool = true) -> (Harness, [PolicyAction]) {
         var configuration = PredictionTests.configuration()
         configuration.motion = MotionRule(sensor: true, fallbackProbeInterval: 1800, falseAlarmQuiet: 60)
         var harness = Harness(configuration: configuration, receiver: .ublox8)
         harness.send(
-            .startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation, pausesAutomatically: pausing)), at: 0)
-        harness.fix(makeFix(t: 1, accuracy: 5, speed: 0), at: 1)
-        if heralded { harness.send(.motionHint, at: 2) }
-        harness.fix(makeFix(t: 3, accuracy: 5, speed: 10), at: 3)
+            .startUpdates(UpdatesConfiguration(activityType: .automotiveNavigation, pausesAutomatically: pausing)),
+            at: -60)
+        for (start, fired) in zip([(-50.0, -49.0, -48.0), (1.0, 2.0, 3.0)], heralded) {
+            harness.fix(makeFix(t: start.0, accuracy: 5, speed: 0), at: start.0)
+            if fired { harness.send(.motionHint, at: start.1) }
+            harness.fix(makeFix(t: start.2, accuracy: 5, speed: 10), at: start.2)
+        }
         let stop = harness.fix(makeFix(t: 4, accuracy: 5, speed: 0), at: 4)
         return (harness, stop)
     }
 
+    static func stopped(heralded: Bool, pausing: Bool = true) -> (Harness, [PolicyAction]) {
+        stopped(heralded: [heralded, heralded], pausing: pausing)
+    }
+
     /// Without the sensor's word the stop naps 18 s (√(2·100/0.5) = 20 s to reach the bound, less a hot
-    /// start); on it, √(2·300/0.5) = 34.64 s less the hot start.
-    @Test(arguments: [true, false])
-    func aStopIsNappedOutOnlyAfterAStartTheSensorHeralded(heralded: Bool) throws {
+    /// start); on it, √(2·300/0.5) = 34.64 s less the hot start. The word needs both starts heralded: one the
+    /// sensor missed is not trusted, nor one sensor firing (an ignition line, which fires for a trip's first
+    /// start and for none of its stops).
+    @Test(arguments: [[true, true], [false, true], [true, false], [false, false]])
+    func aStopIsNappedOutOnlyAfterTwoStartsTheSensorHeralded(heralded: [Bool]) throws {
         let (_, stop) = Self.stopped(heralded: heralded)
         let wake = try #require(stop.scheduled(.predictionWake)).seconds
-        if heralded {
+        if heralded == [true, true] {
             #expect(abs(wake - (4 + 1200.0.squareRoot() - 2)) < 0.001, "wake at \(wake)")
         } else {
             #expect(wake == 22)

@@ -287,7 +287,8 @@ public struct SignificantChangeRule: Sendable, Hashable {
 public struct MotionRule: Sendable, Hashable {
     /// A sensor sends `motionHint`s. Without one, a hint (the application's own) resumes a pause at once.
     public var sensor = false
-    /// Seconds between probes while paused: the fallback in case the sensor fails.
+    /// Seconds between probes while paused: the fallback in case the sensor fails. Doubling at each probe that
+    /// finds the device still, up to four times this, after the sensor heralded the device's last two starts.
     public var fallbackProbeInterval: Double = 1800
     /// Seconds hints are ignored after a hint's probe found the device still (a truck going by, a door shut):
     /// doubling with each such false alarm in a pause, up to `fallbackProbeInterval`.

@@ -34,6 +34,31 @@ import Testing
         #expect(harness.timers[.probe] == Instant(seconds: 1922 + 1800))
     }
 
+    /// A sensor that heralded the device's last two starts is working: each probe that finds the device still
+    /// doubles the next fallback interval, up to four times it (2 h), where one that has not (a dead sensor,
+    /// above) keeps the fallback's 30 min.
+    @Test func aSensorThatHeraldedTheLastStartsIsProbedLessOften() throws {
+        var harness = Harness(configuration: Self.configuration)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        for start in [1.0, 5.0] {
+            harness.fix(makeFix(t: start, speed: 0), at: start)
+            harness.send(.motionHint, at: start + 1)
+            harness.fix(makeFix(t: start + 2, speed: 10), at: start + 2)
+        }
+        harness.stationary(from: 8, to: 130)
+        #expect(harness.policy.isPaused)
+        var probe = try #require(harness.timers[.probe]).seconds
+        var intervals: [Double] = []
+        for _ in 0..<4 {
+            harness.advance(to: probe)
+            harness.fix(makeFix(t: probe + 2, east: 2), at: probe + 2)
+            let next = try #require(harness.timers[.probe]).seconds
+            intervals.append(next - probe - 2)
+            probe = next
+        }
+        #expect(intervals == [3600, 7200, 7200, 7200])
+    }
+
     /// A hint wakes a probe at once; a probe fix away from the anchor resumes (the departure seen within the
     /// probe's first fix), and the hint alone resumes nothing.
     @Test func aHintWakesAProbeAndTheProbesFixResumes() {

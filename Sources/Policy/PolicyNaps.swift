@@ -192,7 +192,7 @@ extension Policy {
         if !receiverUnreachable { state.failures += 1 }
         if state.failures <= 1 { state.napWakeBase = waited }
         // The sleeps grow from the series' first wait; a longer wait for a cold start does not lengthen them.
-        let sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
+        var sleep = max(backoff(base: state.napWakeBase ?? waited, failures: state.failures - 1) - state.wakeExtra, 0)
         state.wakeExtra = 0
         // A hint's wake that found no fix quiets the hints, so a sensor that fires all the time does not keep
         // the receiver up where there is no sky.
@@ -201,6 +201,12 @@ extension Policy {
             state.departure = nil
         }
         let stood = (recentSpeed ?? 0) < (stationaryRule?.movingSpeed ?? 0)
+        if stood, configuration.motion.sensor, state.hints.vouchesStanding(at: now) {
+            // No sky where the device stands, and a sensor that has earned its word says it has not moved: down
+            // as a pause with a sensor is, until its hint (which ends the nap) or the fallback probe. Retrying
+            // every two minutes spent a quarter hour's stand on the day with a sensor at acquisition current.
+            sleep = max(sleep, configuration.motion.fallbackProbeInterval)
+        }
         state.phase = .napping(Nap(since: now, wakeAt: now + sleep, failedWhereItStood: stood))
         let firstFix = receiver.timeToFirstFix(afterDown: sleep, in: receiver.cheaperDownRegime(forSleepOf: sleep))
         state.detector.expectDark(from: now, until: now + sleep + firstFix)

@@ -402,4 +402,20 @@ import Testing
         }
         #expect(harness.fix(makeFix(t: t, east: east, accuracy: 5, speed: 8), at: t).scheduled(.predictionWake) != nil)
     }
+
+    /// A stop with no sky (a car park) under a sensor that has its word: the wake that finds no fix sleeps as a
+    /// pause with a sensor does, until a hint or the fallback probe (30 min), not the 60 s the series would
+    /// start from; without the word the series backs off as before. A hint ends either nap.
+    @Test(arguments: [true, false])
+    func aStopWithoutSkyWaitsForTheSensorOnItsWord(heralded: Bool) throws {
+        var (harness, _) = Self.stopped(heralded: heralded)
+        let wake = try #require(harness.timers[.predictionWake]).seconds
+        harness.advance(to: wake)
+        let timeout = try #require(harness.timers[.acquisitionTimeout]).seconds
+        let failed = harness.advance(to: timeout)
+        #expect(failed.events.map(\.kind) == [.acquisitionFailed])
+        let next = try #require(failed.scheduled(.predictionWake)).seconds
+        #expect(next - timeout == (heralded ? 1800 : 60), "next attempt \(next - timeout) s on")
+        #expect(harness.send(.motionHint, at: timeout + 5).regimes == [.continuous])
+    }
 }

@@ -549,7 +549,8 @@ public struct Policy: Sendable {
             // come: the track is as without the sensor. Waking at the hint instead cost a wake at each light; a
             // wake planned from the hint with the profile's acceleration came late (Munich's p95 staleness 131 m
             // against a 100 m bound), as cars pull away faster than they are planned to drive.
-            let missed = max(((now - nap.since - without.firstFix - without.sleep) / without.period).rounded(.up), 0)
+            let late = now - nap.since - without.firstFix - without.sleep
+            let missed = without.period > 0 ? max((late / without.period).rounded(.up), 0) : 0
             let wake = nap.since + without.sleep + missed * without.period
             if longStop || wake <= now {
                 cancelTimer(.predictionWake)

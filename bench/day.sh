@@ -4,8 +4,12 @@
 # the Regensburg drive), evaluated for each profile: one line each with the day's energy against the oracle,
 # parked and moving apart, wakes per parked hour, how long and how far the car went before each departure was
 # seen (p50/p95/max over the parks, the Reno drive's own stands included), and staleness.
-#   bench/day.sh [--parks N,M]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]... [--sensor L:M:F]...
+#   bench/day.sh [--parks N,M]... [--drive RECORDING]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
+#                [--sensor L:M:F]...
 #   (defaults: --parks 8,12 --parks 1,1, every built-in profile)
+# --drive evaluates a recording of Tests/Fixtures/captures alone instead of the day, one line each, e.g. each
+# drive with and without a motion sensor:
+#   bench/day.sh -p car --sensor 2:0:0 --drive munich-urban-stopgo-31m.nmea --drive aircraft-descent-landing-18m.nmea
 # --probe adds, for each profile, a variant whose activity's probes go from FIRST to LONGEST seconds (growing by
 # GROWTH): the parked cost against the departure distance, the frontier of probing alone.
 #   e.g. bench/day.sh -p car --probe 15:60 --probe 30:300 --probe 60:900 --parks 8,12
@@ -19,12 +23,14 @@ parks=()
 profiles=()
 probes=()
 sensors=()
+drives=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --parks) parks+=("$2"); shift 2 ;;
     -p) profiles+=("$2"); shift 2 ;;
     --probe) probes+=("$2"); shift 2 ;;
     --sensor) sensors+=("$2"); shift 2 ;;
+    --drive) drives+=("$2"); shift 2 ;;
     *) echo "bench/day.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -41,9 +47,19 @@ for probe in "${probes[@]}"; do
     profiles+=("$variants/$profile@$probe.json")
   done
 done
-for hours in "${parks[@]}"; do
-  echo "parked ${hours/,/ h and } h:"
-  LODESTAR_DAY_PARK_HOURS=$hours LODESTAR_DAY_PROFILES="${profiles[*]}" LODESTAR_DAY_SENSORS="${sensors[*]}" \
+evaluate() {
+  LODESTAR_DAY_PROFILES="${profiles[*]}" LODESTAR_DAY_SENSORS="${sensors[*]}" \
     swift test --skip-build --filter 'DayEvaluationTests/theCarProfilesDayHoldsItsFigures' 2>&1 \
     | grep -E "^day:|✘|Expectation failed" | sed -e "s|$variants/||" -e 's/\.json / /'
+}
+if [ "${#drives[@]}" -gt 0 ]; then
+  for drive in "${drives[@]}"; do
+    echo "$drive alone:"
+    LODESTAR_DAY_DRIVE=$drive evaluate
+  done
+  exit 0
+fi
+for hours in "${parks[@]}"; do
+  echo "parked ${hours/,/ h and } h:"
+  LODESTAR_DAY_PARK_HOURS=$hours evaluate
 done

@@ -11,7 +11,7 @@ import Testing
 /// oracle, what parks cost, how far the car went before its departure was seen, the worst staleness while
 /// driving) are evaluated for the car profile and held where they stand, so a change that makes them worse
 /// fails here. bench/day.sh prints the same figures for every built-in profile and other park lengths
-/// (`LODESTAR_DAY_PROFILES`, `LODESTAR_DAY_PARK_HOURS`).
+/// (`LODESTAR_DAY_PROFILES`, `LODESTAR_DAY_PARK_HOURS`), or for one recording alone (`LODESTAR_DAY_DRIVE`).
 @Suite(.tags(.slow)) struct DayEvaluationTests {
     /// The park lengths, in hours, after the first and the second drive.
     static let parkHours: [Double] = {
@@ -20,8 +20,12 @@ import Testing
         return given.count == 2 ? given : [8, 12]
     }()
 
+    /// One recording alone instead of the day (bench/day.sh's `--drive`): its figures are printed, not held.
+    static let drive = ProcessInfo.processInfo.environment["LODESTAR_DAY_DRIVE"].flatMap { $0.isEmpty ? nil : $0 }
+
     static func day() throws -> TrueTrack {
-        try DayTimeline.track([
+        if let drive { return try DayTimeline.track([.drive(drive)]) }
+        return try DayTimeline.track([
             .drive("munich-urban-stopgo-31m.nmea"), .parked("stationary-netherlands-20m.nmea", hours: parkHours[0]),
             .drive("garmin-drive-reno-tahoe-2h43m.nmea"), .parked("garmin-gps15h-static-12m.nmea", hours: parkHours[1]),
             .drive("garmin-geko201-regensburg-drive-26m.nmea"),
@@ -73,6 +77,7 @@ import Testing
     /// long as it was made, and no departure in either (each stationary recording wanders over 100 m). The Reno
     /// drive's own stands of a quarter and half an hour are parks too.
     @Test func theDaysParksAreFoundDespiteTheWander() throws {
+        guard Self.drive == nil else { return }
         let day = try Self.day()
         let evaluation = try Self.evaluate("car", on: day)
         let parks = evaluation.parking.parks
@@ -102,7 +107,7 @@ import Testing
         }
         let car = try Self.evaluate("car", on: day)
         print(Self.line(car, profile: "car"))
-        guard Self.parkHours == [8, 12] else { return }  // the bounds below are this day's
+        guard Self.parkHours == [8, 12], Self.drive == nil else { return }  // the bounds below are this day's
         let parking = car.parking
         // Measured: 2.42 for the day, 34.3 parked and 1.20 moving; departures seen after 76 m p50, 1,209 m max
         // (the Reno recording starts at motorway speed, so its departure runs 20 m/s from the first second);
@@ -128,8 +133,8 @@ import Testing
     /// still has every departure found, by the fallback probes (the worst 1,708 s late); one that fires every
     /// second costs a few probes an hour (4.5 wakes per parked hour), not a probe a second.
     @Test func withAMotionSensorTheDayHoldsItsFigures() throws {
+        guard Self.parkHours == [8, 12], Self.drive == nil else { return }
         let day = try Self.day()
-        guard Self.parkHours == [8, 12] else { return }
         let prompt = try Self.evaluate("car", on: day, sensor: MotionSensorModel(latency: 2))
         print(Self.line(prompt, profile: "car+sensor(2:0:0)"))
         #expect(prompt.policy.energy <= 1.24 * prompt.oracle.energy, "day: \(prompt.policy.energy) mAh")

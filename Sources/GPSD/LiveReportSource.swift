@@ -318,13 +318,8 @@ public struct StreamState: Sendable {
     /// been; forgotten here too, so the device's next activation (a replugged receiver often gets its old
     /// path back) is announced again.
     public mutating func events(forAnswer outcome: GPSDCommandOutcome) -> [LiveEvent] {
-        guard let path = outcome.unopenableDevice, activeDevices.remove(path) != nil else { return [] }
-        var events: [LiveEvent] = [.deviceClosed(path: path)]
-        if activeDevices.isEmpty, !lost {
-            lost = true
-            events.append(.receiverLost(reason: "\(path) cannot be opened"))
-        }
-        return events
+        guard let path = outcome.unopenableDevice else { return [] }
+        return closed(path, why: "cannot be opened") ?? []
     }
 
     /// A fix from a device not known to be active: gpsd has it open, whether or not its activation notice
@@ -333,11 +328,29 @@ public struct StreamState: Sendable {
     /// the notice would have been (no driver: what gpsd identified is asked again); nothing for a device
     /// not watched.
     public mutating func events(forFixFrom path: String, fix: Fix) -> [LiveEvent] {
-        guard concerns(path), activeDevices.insert(path).inserted else { return [] }
-        var events: [LiveEvent] = [.deviceActivated(DeviceInfo(path: path, activated: fix.time ?? UTCTime(seconds: 0)))]
+        guard concerns(path) else { return [] }
+        return activated(DeviceInfo(path: path, activated: fix.time ?? UTCTime(seconds: 0))) ?? []
+    }
+
+    /// `device` is active: its activation, and the receiver back after a loss; nil when it was known active.
+    private mutating func activated(_ device: DeviceInfo) -> [LiveEvent]? {
+        guard activeDevices.insert(device.path).inserted else { return nil }
+        var events: [LiveEvent] = [.deviceActivated(device)]
         if lost, hasWatched {
             lost = false
             events.append(.receiverBack)
+        }
+        return events
+    }
+
+    /// `path` is gone (it `why`): its close, and the receiver lost with the last active device; nil when it
+    /// was not known active.
+    private mutating func closed(_ path: String, why: String) -> [LiveEvent]? {
+        guard activeDevices.remove(path) != nil else { return nil }
+        var events: [LiveEvent] = [.deviceClosed(path: path)]
+        if activeDevices.isEmpty, !lost {
+            lost = true
+            events.append(.receiverLost(reason: "\(path) \(why)"))
         }
         return events
     }
@@ -377,22 +390,8 @@ public struct StreamState: Sendable {
             return events
         case .device(let device):
             guard concerns(device.path) else { return [.report(report)] }
-            if device.isActive {
-                let isNew = activeDevices.insert(device.path).inserted
-                var events: [LiveEvent] = [isNew ? .deviceActivated(device) : .report(report)]
-                if isNew, lost, hasWatched {
-                    lost = false
-                    events.append(.receiverBack)
-                }
-                return events
-            }
-            guard activeDevices.remove(device.path) != nil else { return [.report(report)] }
-            var events: [LiveEvent] = [.deviceClosed(path: device.path)]
-            if activeDevices.isEmpty, !lost {
-                lost = true
-                events.append(.receiverLost(reason: "\(device.path) closed"))
-            }
-            return events
+            let events = device.isActive ? activated(device) : closed(device.path, why: "closed")
+            return events ?? [.report(report)]
         default:
             return [.report(report)]
         }

@@ -1,6 +1,7 @@
 import GPSModel
 
-// A pause with a motion sensor (`MotionRule`, docs/contract.md §4): the probe schedule and the false alarms.
+// Motion hints (docs/contract.md §4): what a hint does in each phase, what a sensor has shown (`HintQuiet`),
+// and a pause with a sensor's probe schedule and false alarms.
 
 /// The hints that proved false and until when hints are ignored. Kept in the updates, not the pause: a parked
 /// receiver's wander can take a hint's probe for a departure, and the pause that follows a minute later must
@@ -61,6 +62,88 @@ struct HintQuiet: Sendable {
 }
 
 extension Policy {
+    /// A motion hint (docs/contract.md §4, "Motion hint"): what it is worth depends on the phase, and with a
+    /// sensor on what the sensor has shown (`HintQuiet`).
+    mutating func motionHint(now: Instant) {
+        guard var state = updates else { return }
+        if state.hints.heard(at: now) { state.hints.lastHeard = now }
+        state.hints.lastFired = now
+        switch state.phase {
+        case .paused(var pause) where configuration.motion.sensor:
+            // A hint is not truth: it wakes a probe, and the probe's fix decides. Ignored while a probe runs
+            // and for a while after hints that found the device still.
+            guard !pause.probing, state.hints.heard(at: now) else { break }
+            pause.byHint = true
+            state.phase = .paused(pause)
+            updates = state
+            cancelTimer(.probe)
+            probeDue(now: now)
+            reason = "motion hint: probing for departure"
+            return
+        case .paused(let pause):
+            resume(&state, from: pause, detail: "motion hint from an external sensor", now: now)
+            reason = "motion hint: resuming updates"
+        case .napping(var nap) where configuration.motion.sensor && nap.withoutSensor != nil:
+            // The start the sensor vouched for. No false alarm is counted: a hint at a standstill ends the
+            // sensor's word for this stop (`HintQuiet.vouchesStanding`), and a car slowing again after a start is
+            // not one. A stop as long as a pause's window is a park without sky to pause in: up at once, and
+            // the departure is watched out as a pause's is (`considerNap`).
+            guard let without = nap.withoutSensor else { break }
+            nap.withoutSensor = nil
+            let longStop = state.hints.standingSince.map { now - $0 >= stationaryRule?.window ?? .infinity } ?? false
+            // Else the wake is the first one the naps without the sensor would have had whose fix is still to
+            // come: the track is as without the sensor. Waking at the hint instead cost a wake at each light; a
+            // wake planned from the hint with the profile's acceleration came late (Munich's p95 staleness 131 m
+            // against a 100 m bound), as cars pull away faster than they are planned to drive.
+            let late = now - nap.since - without.firstFix - without.sleep
+            let missed = without.period > 0 ? max((late / without.period).rounded(.up), 0) : 0
+            let wake = nap.since + without.sleep + missed * without.period
+            if longStop || wake <= now {
+                if longStop { state.departure = Departure(anchor: nil, since: now) }
+                wakeFromNap(state, now: now, reason: "motion hint: waking from a stop napped out on the sensor's word")
+                return
+            }
+            if wake < nap.wakeAt {
+                nap.wakeAt = wake
+                schedule(.predictionWake, at: wake)
+                reason = "motion hint: the stop's nap ends in \(Words.duration(wake - now))"
+            }
+            state.phase = .napping(nap)
+        case .napping(let nap) where configuration.motion.sensor && nap.failedWhereItStood:
+            // Where a stop had no sky the failed wakes back off to `maximumBackoff`, and the car drove off
+            // before the next: on the day with a sensor (bench/day.sh) it was 76 m gone when the application
+            // heard. The hint ends such a nap, as it wakes a pause's probe, and the departure is watched out
+            // from the first fix. Naps planned from a fix are left alone: they are short at a standstill (18 s
+            // on a u-blox 8) and already allow for a start, and ending them at each hint cost 2 % more on the
+            // day for no departure seen sooner.
+            guard state.hints.heard(at: now) else { break }
+            state.departure = Departure(anchor: nil, since: now, byHint: true)
+            wakeFromNap(state, now: now, reason: "motion hint: waking from a nap where no fix was found")
+            return
+        case .tracking where configuration.motion.sensor, .napping where configuration.motion.sensor:
+            // A sensor's hints wake a pause; while up, the fixes decide. Restarting the window at each hint
+            // kept a receiver whose sensor fires all the time (an idling engine, a faulty switch) from ever
+            // pausing.
+            break
+        case .tracking, .napping:
+            // Movement the fixes may not show yet (smooth, slow): start the stationary window again rather
+            // than pause during it (the "deaf period" of Tracelet#85). A nap already assumes movement.
+            state.detector.reset()
+        case .waking, .sleeping, .pausedUntilRestart:
+            // Core Location's exact behaviour when autoResume is off; duty cycles keep their own schedule.
+            break
+        }
+        updates = state
+    }
+
+    /// A hint ends the nap in `state`: the receiver wakes now, as at the nap's own end.
+    private mutating func wakeFromNap(_ state: Updates, now: Instant, reason: String) {
+        cancelTimer(.predictionWake)
+        updates = state
+        predictionWake(now: now)
+        self.reason = reason
+    }
+
     /// After a probe that found the device still: the next probe's interval (with a sensor, the fallback; else
     /// grown by the stationary rule) and, for a hint's probe, the false alarm counted. Words for the reason.
     /// The fallback is for a sensor gone silent: one that heralded the device's last two starts was working

@@ -190,6 +190,9 @@ public struct Policy: Sendable {
         var extraWait = 0.0
         /// With a motion sensor: this probe was woken by a hint.
         var byHint = false
+        /// With a motion sensor: the farthest a hint's probe has found the device from the anchor, less its
+        /// accuracy, once past half the radius (`displacedAfterProbe`).
+        var displaced = 0.0
     }
 
     struct Updates: Sendable {
@@ -412,7 +415,9 @@ public struct Policy: Sendable {
                 pause.probing = false
                 pause.confirming = false
                 pause.failures = 0
-                let hint = stillAfterProbe(&pause, &state.hints, rule: rule, now: now)
+                let hint =
+                    displacedAfterProbe(&pause, by: distance - allowance, rule: rule)
+                    ?? stillAfterProbe(&pause, &state.hints, rule: rule, now: now)
                 schedule(.probe, at: now + pause.probeInterval)
                 reason =
                     "probe fix \(Words.distance(distance)) from anchor, still stationary\(hint); next probe in \(Words.duration(pause.probeInterval))"

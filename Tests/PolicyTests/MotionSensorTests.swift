@@ -94,6 +94,25 @@ import Testing
         #expect(harness.send(.motionHint, at: 486).regimes == [.continuous])
     }
 
+    /// A creep the radius has not yet told from wander (an aircraft taxiing at walking pace, a queue): a hint
+    /// whose probe finds the device past half the radius from where it paused, and farther than any probe of
+    /// the pause before, is no false alarm, so the next hint is heard; one that finds it no farther is one.
+    @Test func aHintsProbeThatFindsTheDeviceCreepingAwayKeepsTheHintsHeard() throws {
+        var harness = Self.paused()
+        harness.send(.motionHint, at: 300)
+        // 20 m east with 5 m accuracy: 15 m past the anchor, inside fitness' 25 m radius, past half of it.
+        let crept = harness.fix(makeFix(t: 302, east: 20), at: 302)
+        #expect(crept.eventNames.isEmpty)
+        #expect(crept.regimes.count == 1 && crept.regimes[0] < .powerSave)
+        let reason = try #require(crept.regimeReasons.first)
+        #expect(reason.contains("but 15 m from where it paused: hints stay heard"), "\(reason)")
+        #expect(harness.send(.motionHint, at: 310).regimes == [.continuous], "heard: no quiet")
+        // No farther than the last probe: wander, and a false alarm as before.
+        let again = harness.fix(makeFix(t: 312, east: 19), at: 312)
+        #expect(try #require(again.regimeReasons.first).contains("false alarm 1; hints ignored for 1 min"))
+        #expect(harness.send(.motionHint, at: 330).regimes.isEmpty)
+    }
+
     /// A sensor that fires every second: the false alarms double the quiet up to the fallback interval, so an
     /// hour parked costs a handful of probes, not thousands.
     @Test func aSensorThatAlwaysFiresCostsAFewProbes() {

@@ -400,7 +400,7 @@ def cpu(binary, capture, runs, speed):
     groups = epochs(open(capture, "rb").read())
     print(f"capture: {capture} ({os.path.getsize(capture)} bytes, {len(groups)} epochs) at {speed:g}x its pace")
     print(f"lodestar: {' '.join(lodestar_command(binary, 'PORT')[1:])}")
-    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8} {'priv KiB':>8} {'PSS KiB':>8} {'switches':>8}")
+    print(f"{'run':>3} {'client':10} {'user s':>7} {'sys s':>7} {'u+s s':>7} {'sched s':>8} {'HWM KiB':>8} {'priv KiB':>8} {'PSS KiB':>8} {'dirty KiB':>9} {'switches':>8}")
     ratios, ticks_ratios = [], []
     by_first = {"lodestar": [], "gpxlogger": []}
     for run in range(1, runs + 1):
@@ -411,9 +411,9 @@ def cpu(binary, capture, runs, speed):
         first = "gpxlogger" if run % 2 else "lodestar"
         figures, lines, points = cpu_run(binary, groups, speed, first)
         for name in ("lodestar", "gpxlogger"):
-            user, system, sched, _, hwm, private, pss, _, switches = figures[name]
+            user, system, sched, _, hwm, private, pss, dirty, switches = figures[name]
             print(f"{run:3} {name:10} {user:7.2f} {system:7.2f} {user + system:7.2f} {sched:8.3f} {hwm:8d}"
-                  f" {private:8d} {pss:8d} {switches:8d}")
+                  f" {private:8d} {pss:8d} {dirty:9d} {switches:8d}")
         ratio = figures["lodestar"][2] / figures["gpxlogger"][2]
         ticks = (figures["lodestar"][0] + figures["lodestar"][1]) / max(0.01, figures["gpxlogger"][0] + figures["gpxlogger"][1])
         ratios.append(ratio)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test) of the daemon's live path, against a private gpsd fed a long drive through a pty:
-#   cpu:  lodestar next to gpxlogger (C, libgps) on the same gpsd stream, 3 runs; target <= 1.0x its CPU.
+#   cpu:  lodestar next to gpxlogger (C, libgps) on the same gpsd stream, 3 runs; target <= 1.0x its CPU;
+#         each client's peak RSS, private memory, PSS and private dirty pages.
 #   soak: lodestar alone over 25 h of receiver time (the drive looped with advancing time) at 2000x;
 #         RSS, private memory (Private_Clean + Private_Dirty), PSS and private dirty each receiver hour; target < 5 %
 #         growth from hour 1 to the end.

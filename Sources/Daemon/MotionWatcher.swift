@@ -79,7 +79,7 @@ final class MotionWatcher: Sendable {
             pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopPipe.descriptor, events: Int16(POLLIN), revents: 0)
         )
-        // Held at the active level (with `repeatWhileActive`): when the last hint was.
+        // With `repeatWhileActive`, while the line is held active: when it last hinted (or was found held).
         var heldSince: Double?
         if repeatWhileActive != nil {
             do throws(MotionSourceError) {

@@ -187,12 +187,6 @@ static inline int cgpiod_read_edges(cgpiod_line_request *input, int *activating)
     return count;
 }
 
-/* The line's logical level now (active-low inverts it): 1 active, 0 not, or -1 with errno. */
-static inline int cgpiod_get_value(cgpiod_line_request *input) {
-    errno = 0;
-    return gpiod_line_get_value(input->line);
-}
-
 static inline void cgpiod_release(cgpiod_line_request *output) {
     gpiod_line_release(output->line);
     gpiod_chip_close(output->chip);
@@ -289,12 +283,6 @@ static inline int cgpiod_read_edges(cgpiod_line_request *input, int *activating)
         if (gpiod_edge_event_get_event_type(event) == GPIOD_EDGE_EVENT_RISING_EDGE) (*activating)++;
     }
     return count;
-}
-
-static inline int cgpiod_get_value(cgpiod_line_request *input) {
-    errno = 0;
-    enum gpiod_line_value value = gpiod_line_request_get_value(input->request, input->offset);
-    return value == GPIOD_LINE_VALUE_ERROR ? -1 : value == GPIOD_LINE_VALUE_ACTIVE ? 1 : 0;
 }
 
 static inline void cgpiod_release(cgpiod_line_request *output) {

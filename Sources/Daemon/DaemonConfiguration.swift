@@ -47,9 +47,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var activeLow: Bool = false
         /// Seconds in which further activations after a hint are one with it (a switch's bounce).
         public var debounce: Double = 1
-        /// Seconds between the hints while the line stays active (an ignition line, held while the engine
-        /// runs); nil: hints at its edges only (a vibration switch, an accelerometer's interrupt pin).
-        public var repeatWhileActive: Double?
         public init(line: Int) { self.line = line }
     }
 

@@ -25,14 +25,11 @@ extension DaemonConfigurationSchema {
         "motion": (
             nil,
             """
-            `motion.gpio` is null or `{"chip": "gpiochip0", "line": 27, "activeLow": false, "debounce": 1, "repeat": null}`: \
-            `chip` as for the power switch, default `"gpiochip0"`; `line`: required, \(ConfigurationRanges.gpioLine.allowed) \
-            (the line's offset); `activeLow`: boolean, default false (true: the line low means motion, as an \
-            opto-coupler pulls it); `debounce`: \(ConfigurationRanges.motionDebounce.allowed), default 1 (activations \
-            within this of a hint are one with it); `repeat`: null (default) or \(ConfigurationRanges.motionRepeat.allowed), \
-            a hint every so often while the line stays at its active level (an ignition line, held while the engine \
-            runs: the policy then knows the vehicle may move at any time, and a wake in a tunnel waits on for its \
-            fix); null: hints at edges only. An edge to the active level is a motion hint: a vibration switch, an \
+            `motion.gpio` is null or `{"chip": "gpiochip0", "line": 27, "activeLow": false, "debounce": 1}`: `chip` as \
+            for the power switch, default `"gpiochip0"`; `line`: required, \(ConfigurationRanges.gpioLine.allowed) (the \
+            line's offset); `activeLow`: boolean, default false (true: the line low means motion, as an opto-coupler \
+            pulls it); `debounce`: \(ConfigurationRanges.motionDebounce.allowed), default 1 (activations within this \
+            of a hint are one with it). An edge to the active level is a motion hint: a vibration switch, an \
             accelerometer's interrupt pin, the ignition. The daemon runs the profile with `policy.motion.sensor` on.
             """
         ),

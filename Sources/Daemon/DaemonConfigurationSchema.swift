@@ -294,7 +294,7 @@ package enum DaemonConfigurationSchema {
         guard let motion else { return .null }
         return .object([
             ("chip", .string(motion.chip)), ("line", .number(Double(motion.line))), ("activeLow", .bool(motion.activeLow)),
-            ("debounce", .number(motion.debounce)), ("repeat", motion.repeatWhileActive.map { .number($0) } ?? .null),
+            ("debounce", .number(motion.debounce)),
         ])
     }
 

@@ -12,25 +12,16 @@ public struct MotionSetup: Sendable {
     public var source: any MotionEdgeSource
     /// Seconds (`MotionDebounce`).
     public var debounce: Double
-    /// Seconds between hints while the line stays at its active level; nil: hints at edges only.
-    public var repeatWhileActive: Double?
 
-    public init(source: any MotionEdgeSource, debounce: Double, repeatWhileActive: Double? = nil) {
-        (self.source, self.debounce, self.repeatWhileActive) = (source, debounce, repeatWhileActive)
-    }
+    public init(source: any MotionEdgeSource, debounce: Double) { (self.source, self.debounce) = (source, debounce) }
 }
 
 /// Watches a motion source on a thread of its own and hands each debounced activation to `hint`, the
 /// manager's `motionHint()`: the policy decides what it is worth. The thread sleeps in `poll` on the line's
 /// descriptor and a stop pipe, so it costs nothing while the line is still and ends at once when stopped.
-/// With `repeatWhileActive`, a line held at its active level (the ignition on, found so at start too) also
-/// hints every so often until it lets go: an edge comes only when the engine starts, and the policy's use of a
-/// sensor (a wake without a fix waits on while the sensor says the device moves; a stop is slept out only
-/// while the sensor is quiet) needs to hear it go on.
 final class MotionWatcher: Sendable {
     private let source: any MotionEdgeSource
     private let debounce: Double
-    private let repeatWhileActive: Double?
     private let hint: @Sendable () -> Void
     private let now: @Sendable () -> Double
     private let stopPipe = WakeUpPipe()
@@ -43,8 +34,7 @@ final class MotionWatcher: Sendable {
         _ setup: MotionSetup, now: @escaping @Sendable () -> Double = monotonicSeconds,
         hint: @escaping @Sendable () -> Void
     ) {
-        (source, debounce, repeatWhileActive, self.hint, self.now) =
-            (setup.source, setup.debounce, setup.repeatWhileActive, hint, now)
+        (source, debounce, self.hint, self.now) = (setup.source, setup.debounce, hint, now)
     }
 
     /// Starts the thread; false when none could be made (the watch is then a failure, as a read error is).
@@ -79,26 +69,9 @@ final class MotionWatcher: Sendable {
             pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopPipe.descriptor, events: Int16(POLLIN), revents: 0)
         )
-        // With `repeatWhileActive`, while the line is held active: when it last hinted (or was found held).
-        var heldSince: Double?
-        if repeatWhileActive != nil {
-            do throws(MotionSourceError) {
-                if try source.isActive() {
-                    heldSince = now()
-                    if debouncer.activated(at: now()) { hint() }
-                }
-            } catch {
-                fail(error.description)
-                return
-            }
-        }
         while !stopped.isSet {
             // Without a stop pipe, a slice of a second bounds how late a stop is seen.
-            var timeout: Int32 = stopPipe.descriptor >= 0 ? -1 : 200
-            if let every = repeatWhileActive, let held = heldSince {
-                let due = Int32((min(max(held + every - now(), 0), 3_600) * 1000).rounded(.up))
-                timeout = timeout < 0 ? due : min(timeout, due)
-            }
+            let timeout: Int32 = stopPipe.descriptor >= 0 ? -1 : 200
             let ready = withUnsafeMutableBytes(of: &pollers) { raw in
                 poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, timeout)
             }
@@ -108,25 +81,10 @@ final class MotionWatcher: Sendable {
                 fail(SystemError("poll", source.description, code: errno).description)
                 return
             }
+            // Edges, or an error or hang-up: the read says which.
+            guard pollers.0.revents != 0 else { continue }
             do throws(MotionSourceError) {
-                if pollers.0.revents != 0 {
-                    // Edges, or an error or hang-up: the read says which.
-                    if try source.readActivations() > 0, debouncer.activated(at: now()) {
-                        hint()
-                        heldSince = now()
-                    }
-                    if repeatWhileActive != nil {
-                        heldSince = try source.isActive() ? (heldSince ?? now()) : nil
-                    }
-                } else if let every = repeatWhileActive, let held = heldSince, now() - held >= every {
-                    // Still held (its level read again, should an edge have been lost): the next hint.
-                    if try source.isActive() {
-                        heldSince = now()
-                        if debouncer.activated(at: now()) { hint() }
-                    } else {
-                        heldSince = nil
-                    }
-                }
+                if try source.readActivations() > 0, debouncer.activated(at: now()) { hint() }
             } catch {
                 fail(error.description)
                 return

@@ -17,8 +17,6 @@ public protocol MotionEdgeSource: AnyObject, Sendable, CustomStringConvertible {
     var descriptor: Int32 { get }
     /// Reads the waiting edges and says how many went to the active level (a vibration, the ignition on).
     func readActivations() throws(MotionSourceError) -> Int
-    /// Whether the line is at its active level now (the ignition held on).
-    func isActive() throws(MotionSourceError) -> Bool
 }
 
 /// A motion sensor's or an ignition's line: a vibration switch, an accelerometer's interrupt pin, or the ignition
@@ -61,17 +59,6 @@ public final class GPIOMotionLine: MotionEdgeSource, @unchecked Sendable {
                     .description)
         }
         return Int(activating)
-    }
-
-    public func isActive() throws(MotionSourceError) -> Bool {
-        let value = cgpiod_get_value(input)
-        guard value >= 0 else {
-            let code = errno == 0 ? EIO : errno
-            throw MotionSourceError(
-                GPIOLineFailure(description, "cannot read its level", SystemError("read", "\(chip) \(line)", code: code), hint: nil)
-                    .description)
-        }
-        return value == 1
     }
 }
 

@@ -10,12 +10,11 @@ import Testing
 #endif
 
 /// A motion line played by a pipe: each byte written is one edge, `activating` says whether edges go to the
-/// active level, `level` is the line's level now, and a closed write end is a failed read.
+/// active level, and a closed write end is a failed read.
 private final class PipeMotionSource: MotionEdgeSource, @unchecked Sendable {
     let readEnd: Int32
     private(set) var writeEnd: Int32
     let activating: Bool
-    let level = Atomic<Bool>(false)
     let description = "motion pipe"
 
     init(activating: Bool = true) throws {
@@ -50,8 +49,6 @@ private final class PipeMotionSource: MotionEdgeSource, @unchecked Sendable {
         if count < 0 { throw MotionSourceError("motion pipe: \(errno)") }
         return activating ? count : 0
     }
-
-    func isActive() throws(MotionSourceError) -> Bool { level.load(ordering: .relaxed) }
 }
 
 /// Waits up to 2 s for `condition`.
@@ -77,14 +74,6 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         let defaults = try DaemonConfigurationReader.parse(Array(#"{"motion": {"gpio": {"line": 4}}}"#.utf8), file: "t")
         #expect(defaults.configuration.motion == DaemonConfiguration.MotionSettings(line: 4))
         #expect(DaemonConfiguration().motion == nil)
-        let ignition = try DaemonConfigurationReader.parse(
-            Array(#"{"motion": {"gpio": {"line": 5, "repeat": 10}}}"#.utf8), file: "ignition.json")
-        #expect(ignition.configuration.motion?.repeatWhileActive == 10)
-        let back = try DaemonConfigurationReader.parse(Array(ignition.configuration.jsonText.utf8), file: "back.json")
-        #expect(back.configuration.motion?.repeatWhileActive == 10)
-        let edges = try DaemonConfigurationReader.parse(
-            Array(#"{"motion": {"gpio": {"line": 5, "repeat": null}}}"#.utf8), file: "edges.json")
-        #expect(edges.configuration.motion == DaemonConfiguration.MotionSettings(line: 5))
     }
 
     @Test func aMotionLineThatCannotBeIsNamedByItsKeyPath() {
@@ -101,12 +90,6 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         ])
         #expect(problems(#"{"motion": {"gpio": {"line": 3, "debounce": -1}}}"#) == [
             "motion.gpio.debounce: is -1, out of range (allowed: 0 to 3600 seconds)"
-        ])
-        #expect(problems(#"{"motion": {"gpio": {"line": 3, "repeat": 0}}}"#) == [
-            "motion.gpio.repeat: is 0, out of range (allowed: 1 to 3600 seconds)"
-        ])
-        #expect(problems(#"{"motion": {"gpio": {"line": 3, "repeat": "often"}}}"#) == [
-            "motion.gpio.repeat: is a string, not a number or null (allowed: 1 to 3600 seconds; null: hints at edges only)"
         ])
         #expect(problems(#"{"motion": {"gpio": true}}"#).first?.hasPrefix("motion.gpio: is a boolean, not an object") == true)
         #expect(problems(#"{"motion": {"gpio": {"line": 3, "edge": "rising"}}}"#).first?.hasPrefix("motion.gpio.edge: ") == true)
@@ -154,44 +137,6 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         #expect(!watcher.isWatching)
         #expect(monotonicSeconds() - asked < 1)
         #expect(watcher.newFailure() == nil)
-    }
-
-    /// An ignition line (`repeatWhileActive`): on at start, it hints at once and every 0.1 s while held; let go
-    /// (a falling edge), it goes quiet; on again (a rising edge), it hints and repeats again.
-    @Test func aLineHeldActiveHintsAgainUntilItLetsGo() throws {
-        let source = try PipeMotionSource()
-        source.level.store(true, ordering: .relaxed)
-        let hints = Atomic<Int>(0)
-        let watcher = MotionWatcher(MotionSetup(source: source, debounce: 0, repeatWhileActive: 0.1)) {
-            hints.add(1, ordering: .relaxed)
-        }
-        #expect(watcher.start())
-        #expect(eventually { hints.load(ordering: .relaxed) >= 4 }, "held: a hint at start and every 0.1 s")
-        source.level.store(false, ordering: .relaxed)
-        source.edges(1)  // the falling edge; this source counts every edge as activating, as a bounce would
-        sleepSeconds(0.3)
-        let released = hints.load(ordering: .relaxed)
-        sleepSeconds(0.4)
-        #expect(hints.load(ordering: .relaxed) == released, "let go: no more hints")
-        source.level.store(true, ordering: .relaxed)
-        source.edges(1)
-        #expect(eventually { hints.load(ordering: .relaxed) >= released + 3 }, "held again")
-        watcher.stop()
-        #expect(watcher.newFailure() == nil)
-    }
-
-    /// Without `repeatWhileActive` a held line is one hint, at its edge, as a vibration switch's.
-    @Test func withoutRepeatAHeldLineIsOneHint() throws {
-        let source = try PipeMotionSource()
-        source.level.store(true, ordering: .relaxed)
-        let hints = Atomic<Int>(0)
-        let watcher = MotionWatcher(MotionSetup(source: source, debounce: 0)) { hints.add(1, ordering: .relaxed) }
-        #expect(watcher.start())
-        source.edges(1)
-        #expect(eventually { hints.load(ordering: .relaxed) == 1 })
-        sleepSeconds(0.3)
-        #expect(hints.load(ordering: .relaxed) == 1)
-        watcher.stop()
     }
 
     @Test func edgesAwayFromTheActiveLevelAreNoHints() throws {

@@ -286,7 +286,8 @@ extension PolicyConfiguration {
             ConfigurationNumber(
                 "motion.fallbackProbeInterval", .required(\.motion.fallbackProbeInterval), .seconds, 60...86_400,
                 meaning: "with a motion sensor, seconds between probes while paused: the fallback for a silent sensor"
-                    + " (doubling at each still probe, up to 4×, after the sensor fired for the last two starts)"),
+                    + " (doubling at each still probe, up to 4×, after the sensor fired for the last two starts;"
+                    + " without those, a pause's first 10 min probe as without a sensor)"),
             ConfigurationNumber(
                 "motion.falseAlarmQuiet", .required(\.motion.falseAlarmQuiet), .seconds, 1...86_400,
                 meaning: "hints ignored this long after a hint's probe found the device still (doubling, up to the "

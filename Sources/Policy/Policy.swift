@@ -502,8 +502,11 @@ public struct Policy: Sendable {
             if falseResume(resumed, anchor: anchor, rule: rule, now: now) { _ = quietHints(&state.hints, now: now) }
         }
         if state.configuration.autoResume {
-            // With a motion sensor the probes are only the fallback for a sensor gone silent.
-            let interval = configuration.motion.sensor ? configuration.motion.fallbackProbeInterval : rule.probeInterval
+            // With a motion sensor the probes are only the fallback for a sensor gone silent, once it has
+            // shown it sees starts (`pauseTrustsSensor`).
+            let interval =
+                pauseTrustsSensor(state.hints, pausedFor: 0)
+                ? configuration.motion.fallbackProbeInterval : rule.probeInterval
             state.phase = .paused(Pause(anchor: anchor, since: now, probeInterval: interval, probing: false))
             schedule(.probe, at: now + interval)
         } else {
@@ -663,7 +666,9 @@ public struct Policy: Sendable {
             pause.probeInterval = max(
                 min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval),
                 backoff(base: rule.probeInterval, failures: pause.failures))
-            if configuration.motion.sensor { pause.probeInterval = configuration.motion.fallbackProbeInterval }
+            if pauseTrustsSensor(state.hints, pausedFor: now - pause.since) {
+                pause.probeInterval = configuration.motion.fallbackProbeInterval
+            }
         }
         // A hint's probe without a fix shows no movement either: it counts as a false alarm.
         let hint = falseAlarm(&pause, &state.hints, now: now)

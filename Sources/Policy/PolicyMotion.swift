@@ -155,11 +155,26 @@ extension Policy {
     {
         let fallback = configuration.motion.fallbackProbeInterval
         pause.probeInterval =
-            configuration.motion.sensor
+            pauseTrustsSensor(hints, pausedFor: now - pause.since)
             ? (hints.heraldedStarts >= 2 ? min(pause.probeInterval * 2, 4 * fallback) : fallback)
             : min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
         return falseAlarm(&pause, &hints, now: now)
     }
+
+    /// Whether a pause leaves the departure to the sensor, probing only at its fallback interval: when the
+    /// sensor heralded the device's last two starts (as for a stop slept out on its word), or once the pause is
+    /// `unheraldedPauseProbing` old. Until then a pause probes as without a sensor. An ignition line fires as
+    /// the engine starts and not at a trip's lights, so a pause in a queue with the engine running follows a
+    /// start it never saw, and its departure gives no hint: with an ignition modelled on the car's day
+    /// (bench/day.sh --sensor ignition:2:180), Munich's queue was left unseen for 1.4 km (5.6 km with the
+    /// engine taken to run through 10 min stands). A sensor that heralds the starts costs nothing more.
+    func pauseTrustsSensor(_ hints: HintQuiet, pausedFor: Double) -> Bool {
+        configuration.motion.sensor && (hints.heraldedStarts >= 2 || pausedFor >= Self.unheraldedPauseProbing)
+    }
+
+    /// Seconds a pause after a start the sensor did not herald probes as without a sensor: queues, road works
+    /// and level crossings are over within it; a park outlasts it.
+    static let unheraldedPauseProbing = 600.0
 
     /// A hint's probe that found the device inside the radius but past half of it from the anchor, and farther
     /// than any hint's probe of this pause before: a creep the radius has not yet told from wander (an aircraft

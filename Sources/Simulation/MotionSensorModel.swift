@@ -4,7 +4,8 @@ import Policy
 /// A motion sensor modelled from the true track, for evaluating a policy with one (`MotionRule.sensor`): a
 /// vibration switch or an accelerometer's interrupt that fires while the vehicle moves, late by `latency`,
 /// missing some of its firings and firing now and then while nothing moves. Deterministic: its draws come from
-/// a generator seeded by `seed`.
+/// a generator seeded by `seed`. With `ignitionOffAfter`, an ignition line instead: one firing as the engine
+/// starts, none while it runs.
 public struct MotionSensorModel: Sendable, Hashable {
     /// Seconds from the motion to the hint.
     public var latency: Double
@@ -14,6 +15,11 @@ public struct MotionSensorModel: Sendable, Hashable {
     public var falseAlarmsPerHour: Double
     /// While the vehicle moves, the sensor fires again this often (a vibration goes on).
     public var repeatInterval: Double
+    /// An ignition line (`motion.gpio` on the ignition): it fires once at a trip's start and not while the
+    /// engine runs. The engine stays on through stands shorter than this many seconds (a light, a queue); a
+    /// stand this long is the vehicle parked and the engine off, so the next start fires. The recordings do
+    /// not say when an engine ran: this is the model's guess. nil: a vibration sensor or an accelerometer.
+    public var ignitionOffAfter: Double?
     public var seed: UInt64
 
     /// The true speed, in m/s, above which the vehicle moves, held for `movingFixes` true fixes in a row (one
@@ -23,10 +29,11 @@ public struct MotionSensorModel: Sendable, Hashable {
 
     public init(
         latency: Double = 2, missProbability: Double = 0, falseAlarmsPerHour: Double = 0, repeatInterval: Double = 30,
-        seed: UInt64 = 1
+        ignitionOffAfter: Double? = nil, seed: UInt64 = 1
     ) {
-        (self.latency, self.missProbability, self.falseAlarmsPerHour, self.repeatInterval, self.seed)
-            = (latency, missProbability, falseAlarmsPerHour, repeatInterval, seed)
+        (self.latency, self.missProbability, self.falseAlarmsPerHour, self.repeatInterval, self.ignitionOffAfter)
+            = (latency, missProbability, falseAlarmsPerHour, repeatInterval, ignitionOffAfter)
+        self.seed = seed
     }
 }
 
@@ -37,6 +44,8 @@ struct MotionSensor: Sendable {
     private var previous: (t: Double, location: Location)?
     private var movingRun = 0
     private var lastFiring = -Double.infinity
+    /// The last true fix of a moving run (`ignitionOffAfter` measures the stand from it).
+    private var lastMoving: Double?
     /// Hints not yet handed over, in time order.
     private(set) var due: [Double] = []
 
@@ -52,6 +61,13 @@ struct MotionSensor: Sendable {
         let speed =
             location.speed ?? Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
         movingRun = speed > MotionSensorModel.movingSpeed ? movingRun + 1 : 0
+        if let offAfter = model.ignitionOffAfter {
+            guard movingRun >= MotionSensorModel.movingFixes else { return }
+            defer { lastMoving = t }
+            // Off until this start (never moved, or stood `offAfter`): the key turned, the line's one edge.
+            if lastMoving.map({ t - $0 >= offAfter }) ?? true { fire(at: t) }
+            return
+        }
         if movingRun >= MotionSensorModel.movingFixes {
             // Each start fires, however soon after the last firing (an accelerometer's interrupt does: a light
             // left soon after arriving); motion that goes on fires again each `repeatInterval`. Between true

@@ -13,25 +13,57 @@ import Testing
         return configuration
     }
 
-    /// Paused after fitness' 2 min window: with a sensor the first probe is the fallback's, half an hour later.
-    static func paused() -> Harness {
+    /// Paused after fitness' 2 min window, the sensor having heralded the device's last two starts: with a
+    /// sensor the first probe is the fallback's, half an hour later. `heralded: false`: the last start came
+    /// without a hint (an ignition line fires for a trip's first start only).
+    static func paused(heralded: Bool = true) -> Harness {
         var harness = Harness(configuration: configuration)
-        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: 0)
+        harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: -90)
+        // 40 s apart: a hint heralds a start from 30 s before its last slow fix on.
+        for (index, start) in [-89.0, -49.0, -9.0].enumerated() {
+            harness.fix(makeFix(t: start, speed: 0), at: start)
+            if heralded || index < 2 { harness.send(.motionHint, at: start + 1) }
+            harness.fix(makeFix(t: start + 2, speed: 10), at: start + 2)
+        }
         harness.stationary(from: 0, to: 120)
         return harness
     }
 
+    /// Paused 120 s after the last moving fix (t = -7): the first probe half an hour on.
     @Test func pausedWithASensorProbesOnlyAtTheFallbackInterval() {
         var harness = Self.paused()
         #expect(harness.policy.isPaused)
-        #expect(harness.timers[.probe] == 1920)
-        #expect(harness.advance(to: 1919).regimes.isEmpty)
-        let probe = harness.advance(to: 1920)
+        #expect(harness.timers[.probe] == 1913)
+        #expect(harness.advance(to: 1912).regimes.isEmpty)
+        let probe = harness.advance(to: 1913)
         #expect(probe.regimes == [.continuous])
-        // Still where it stood: down again, the next probe another half hour on.
-        let still = harness.fix(makeFix(t: 1922, east: 2), at: 1922)
+        // Still where it stood: down again, the next probe an hour on (doubled: the sensor heralded the
+        // last two starts, below).
+        let still = harness.fix(makeFix(t: 1915, east: 2), at: 1915)
         #expect(still.regimes.count == 1 && still.regimes[0] < .powerSave)
-        #expect(harness.timers[.probe] == Instant(seconds: 1922 + 1800))
+        #expect(harness.timers[.probe] == Instant(seconds: 1915 + 3600))
+    }
+
+    /// A pause after a start the sensor gave no hint for (an ignition line fires for a trip's first start
+    /// only: a queue with the engine running) probes as without a sensor, at the stationary rule's growing
+    /// cadence, for its first 10 min, and only then at the fallback interval.
+    @Test func aPauseAfterAStartTheSensorMissedProbesAsWithoutItForTenMinutes() {
+        var harness = Self.paused(heralded: false)
+        #expect(harness.policy.isPaused)
+        var probes: [Double] = []
+        var t = 0.0
+        while let next = harness.timers[.probe]?.seconds, next < 2000 {
+            harness.advance(to: next)
+            t = next + 2
+            harness.fix(makeFix(t: t, east: 2), at: t)
+            probes.append(next)
+        }
+        // fitness: 30 s growing by 1.5 to 120 s while the pause is under 10 min old (143, 190, 259.5, 362.75,
+        // 484.75, 606.75, 728.75), then the 30 min fallback.
+        #expect(probes.first == 143, "\(probes)")
+        #expect(probes.count == 7, "\(probes)")
+        #expect(probes.allSatisfy { $0 < 113 + 600 + 120 }, "\(probes)")
+        #expect(harness.timers[.probe].map { $0.seconds - t } == 1800)
     }
 
     /// A sensor that heralded the device's last two starts is working: each probe that finds the device still
@@ -83,7 +115,7 @@ import Testing
         #expect(still.regimes.count == 1 && still.regimes[0] < .powerSave)
         let reason = try #require(still.regimeReasons.first)
         #expect(reason.contains("after a motion hint (false alarm 1; hints ignored for 1 min)"), "\(reason)")
-        #expect(harness.timers[.probe] == Instant(seconds: 302 + 1800))
+        #expect(harness.timers[.probe] == Instant(seconds: 302 + 3600))
         // Within the quiet minute: ignored.
         #expect(harness.send(.motionHint, at: 350).regimes.isEmpty)
         // After it: a probe again, and a second false alarm quiets for 2 min.

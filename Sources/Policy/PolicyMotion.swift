@@ -183,7 +183,7 @@ extension Policy {
     /// as before, and a sensor that always fires pays a probe more for each new farthest wander (the car's day
     /// with one, bench/day.sh --sensor 2:0:3600: parked 2.54 to 3.00 mAh). With a sensor 2 s late, the aircraft
     /// descent's taxi (bench/day.sh --drive) was found only when the plane left the radius, its hints quieted:
-    /// staleness p95 189 m, over the 100 m bound; now 80 m. Nil when the probe showed no such movement.
+    /// staleness p95 189 m, over the 100 m bound; 80 m with this rule. Nil when the probe showed no such movement.
     mutating func displacedAfterProbe(_ pause: inout Pause, by distance: Double, rule: StationaryRule) -> String? {
         guard pause.byHint, distance > rule.radius / 2, distance > pause.displaced else { return nil }
         pause.displaced = distance

@@ -240,8 +240,9 @@ check_purge() {
 
 # A motion line on a real gpiochip (gpio-sim, built into the image by scripts/vm-test): the service, paused with
 # its receiver down, wakes it when the line goes active, and not before. A profile that pauses within seconds
-# of any fix (a 10 km radius) stands in for a parked car; the fallback probe is 30 min away, so a wake within
-# seconds of the edge is the edge's.
+# of any fix (a 10 km radius) stands in for a parked car; its probes are an hour apart (a pause before the
+# sensor has heralded two starts probes at that cadence for 10 min, docs/policy.md) and the fallback 30 min
+# away, so a wake within seconds of the edge is the edge's.
 receiver_state() { emulator_report && grep -o '"state":"[a-zA-Z]*"' <<<"$REPORT" | head -n 1 | cut -d'"' -f4; }
 receiver_down() { case $(receiver_state) in standby | backup | off) true ;; *) sleep 1; false ;; esac }
 receiver_up() { case $(receiver_state) in acquiring | tracking | powerSave) true ;; *) sleep 0.5; false ;; esac }
@@ -284,7 +285,7 @@ check_motion_line() {
   chip=$SIM_CHIP
   pull=$SIM_LINE/pull
   log "motion line: /dev/$chip $(stat -c '%G %a' "/dev/$chip"), line 0 $(cat "$SIM_LINE/value")"
-  rig_profile rig-parked 60
+  rig_profile rig-parked 3600
   sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
   sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0 }|" "$config"
   t0=$(date +%s)

@@ -105,15 +105,21 @@ import Testing
         #expect(moved.delivered.count == 1)
     }
 
+    /// A hint at `t` and its probe's fix 2 s later, `east` metres from the anchor, which resumes nothing and
+    /// puts the receiver down again: the reason the regime gives.
+    static func hintsProbeGoesDown(_ harness: inout Harness, at t: Double, east: Double) throws -> String {
+        harness.send(.motionHint, at: t)
+        let probe = harness.fix(makeFix(t: t + 2, east: east), at: t + 2)
+        #expect(probe.eventNames.isEmpty)
+        #expect(probe.regimes.count == 1 && probe.regimes[0] < .powerSave)
+        return try #require(probe.regimeReasons.first)
+    }
+
     /// A hint whose probe finds the device still is a false alarm: down again, hints ignored for 60 s, then
     /// 120 s after the next false alarm; the fallback schedule stays.
     @Test func falseAlarmsQuietTheHintsLongerEachTime() throws {
         var harness = Self.paused()
-        harness.send(.motionHint, at: 300)
-        let still = harness.fix(makeFix(t: 302, east: 3), at: 302)
-        #expect(still.eventNames.isEmpty)
-        #expect(still.regimes.count == 1 && still.regimes[0] < .powerSave)
-        let reason = try #require(still.regimeReasons.first)
+        let reason = try Self.hintsProbeGoesDown(&harness, at: 300, east: 3)
         #expect(reason.contains("after a motion hint (false alarm 1; hints ignored for 1 min)"), "\(reason)")
         #expect(harness.timers[.probe] == Instant(seconds: 302 + 3600))
         // Within the quiet minute: ignored.
@@ -131,12 +137,8 @@ import Testing
     /// the pause before, is no false alarm, so the next hint is heard; one that finds it no farther is one.
     @Test func aHintsProbeThatFindsTheDeviceCreepingAwayKeepsTheHintsHeard() throws {
         var harness = Self.paused()
-        harness.send(.motionHint, at: 300)
         // 20 m east with 5 m accuracy: 15 m past the anchor, inside fitness' 25 m radius, past half of it.
-        let crept = harness.fix(makeFix(t: 302, east: 20), at: 302)
-        #expect(crept.eventNames.isEmpty)
-        #expect(crept.regimes.count == 1 && crept.regimes[0] < .powerSave)
-        let reason = try #require(crept.regimeReasons.first)
+        let reason = try Self.hintsProbeGoesDown(&harness, at: 300, east: 20)
         #expect(reason.contains("but 15 m from where it paused: hints stay heard"), "\(reason)")
         #expect(harness.send(.motionHint, at: 310).regimes == [.continuous], "heard: no quiet")
         // No farther than the last probe: wander, and a false alarm as before.

@@ -5,7 +5,7 @@
 # parked and moving apart, wakes per parked hour, how long and how far the car went before each departure was
 # seen (p50/p95/max over the parks, the Reno drive's own stands included), and staleness.
 #   bench/day.sh [--parks N,M]... [--drive RECORDING]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
-#                [--sensor L:M:F | --sensor ignition:L:OFF]...
+#                [--sensor L:M:F | --sensor ignition:L:OFF | --sensor ignition-level:L:OFF]...
 #   (defaults: --parks 8,12 --parks 1,1, every built-in profile)
 # --drive evaluates a recording of Tests/Fixtures/captures alone instead of the day, one line each, e.g. each
 # drive with and without a motion sensor:
@@ -16,7 +16,8 @@
 # --sensor adds, for each profile, a run with a motion sensor modelled from the true track (policy.motion.sensor):
 # L seconds late, each firing missed with probability M, F false alarms an hour while parked. ignition:L:OFF is
 # an ignition line instead: one firing, L seconds late, as a trip starts, the engine taken to run through stands
-# shorter than OFF seconds (e.g. --sensor ignition:2:180).
+# shorter than OFF seconds (e.g. --sensor ignition:2:180). ignition-level:L:OFF is that line read for its level
+# (motion.gpio.ignition): the engine on as the trip starts, off once it has stood OFF seconds.
 # Each day and profile takes about 15 s (the debug test build evaluates the baselines too).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -30,6 +30,9 @@ public struct Policy: Sendable {
     /// Between `receiverLost` and `receiverBack` (gpsd down, the receiver unplugged): a wake that finds no fix
     /// then says nothing about the sky, so it is not counted as a failure and no backoff grows from it.
     var receiverUnreachable = false
+    /// The ignition's level, from a line that says it (`ignition(on:now:)`); nil from a sensor that gives hints
+    /// only. Kept across updates: the line's level is read once, as the run starts.
+    var engineRunning: Bool?
 
     // Scratch for one `handle` call.
     var actions: [PolicyAction] = []
@@ -87,6 +90,7 @@ public struct Policy: Sendable {
         case .startSignificantChange: startSignificantChange(now: now)
         case .stopSignificantChange: stopSignificantChange()
         case .motionHint: motionHint(now: now)
+        case .ignition(let on): ignition(on: on, now: now)
         case .flush: flushDeferral()
         case .receiverLost(let detail):
             receiverUnreachable = true

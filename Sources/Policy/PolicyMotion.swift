@@ -136,6 +136,42 @@ extension Policy {
         updates = state
     }
 
+    /// The ignition's level from a line that says it (docs/contract.md §4, "Ignition"). The engine turned on is
+    /// a hint that a quiet does not silence: the key turns once per trip, and a start it heralds is a departure
+    /// the pause must not miss. Turned off, the vehicle is parked: a pause leaves the departure to the line at
+    /// once, probing only at the fallback interval, and a pause with the engine running probes as without a
+    /// sensor however long it lasts (a queue, a ferry's ramp), since the line will not tell when it moves on.
+    mutating func ignition(on: Bool, now: Instant) {
+        guard engineRunning != on else { return }
+        engineRunning = on
+        guard var state = updates else { return }
+        if on {
+            state.hints.until = nil
+            updates = state
+            motionHint(now: now)
+            if reason == nil { reason = "ignition on" }
+            return
+        }
+        reason = "ignition off"
+        guard configuration.motion.sensor, case .paused(var pause) = state.phase, !pause.probing,
+            pause.probeInterval < configuration.motion.fallbackProbeInterval
+        else { return }
+        pause.probeInterval = configuration.motion.fallbackProbeInterval
+        state.phase = .paused(pause)
+        updates = state
+        schedule(.probe, at: now + pause.probeInterval)
+        reason = "ignition off: the departure is left to the line; next probe in \(Words.duration(pause.probeInterval))"
+    }
+
+    /// Whether the sensor says the device still stands, so a stop may be napped out on its word: the engine
+    /// off, or else a sensor that heralded the last two starts and has not fired since (`HintQuiet`). With the
+    /// engine running, never: the line will not tell when the vehicle pulls away.
+    func sensorVouchesStanding(_ hints: HintQuiet, now: Instant) -> Bool {
+        guard configuration.motion.sensor else { return false }
+        if let engineRunning { return !engineRunning && hints.standingSince != nil }
+        return hints.vouchesStanding(at: now)
+    }
+
     /// A hint ends the nap in `state`: the receiver wakes now, as at the nap's own end.
     private mutating func wakeFromNap(_ state: Updates, now: Instant, reason: String) {
         cancelTimer(.predictionWake)
@@ -147,29 +183,33 @@ extension Policy {
     /// After a probe that found the device still: the next probe's interval (with a sensor, the fallback; else
     /// grown by the stationary rule) and, for a hint's probe, the false alarm counted. Words for the reason.
     /// The fallback is for a sensor gone silent: one that heralded the device's last two starts was working
-    /// when it parked, and its fallback doubles at each such probe up to four times the interval (the car's
-    /// day with a sensor, bench/day.sh: 1.28 to 1.24 times the oracle; a dead sensor, which heralds nothing,
-    /// keeps the interval and its departures' latency).
+    /// when it parked, as is an ignition line that says the engine is off, and the fallback doubles at each such
+    /// probe up to four times the interval (the car's day with a sensor, bench/day.sh: 1.28 to 1.24 times the
+    /// oracle; a dead sensor, which heralds nothing, keeps the interval and its departures' latency).
     mutating func stillAfterProbe(_ pause: inout Pause, _ hints: inout HintQuiet, rule: StationaryRule, now: Instant)
         -> String
     {
         let fallback = configuration.motion.fallbackProbeInterval
         pause.probeInterval =
             pauseTrustsSensor(hints, pausedFor: now - pause.since)
-            ? (hints.heraldedStarts >= 2 ? min(pause.probeInterval * 2, 4 * fallback) : fallback)
+            ? (hints.heraldedStarts >= 2 || engineRunning == false
+                ? min(pause.probeInterval * 2, 4 * fallback) : fallback)
             : min(pause.probeInterval * rule.probeGrowth, rule.maximumProbeInterval)
         return falseAlarm(&pause, &hints, now: now)
     }
 
     /// Whether a pause leaves the departure to the sensor, probing only at its fallback interval: when the
     /// sensor heralded the device's last two starts (as for a stop slept out on its word), or once the pause is
-    /// `unheraldedPauseProbing` old. Until then a pause probes as without a sensor. An ignition line fires as
+    /// `unheraldedPauseProbing` old. Until then a pause probes as without a sensor. With the ignition's level
+    /// known, the engine alone decides (`ignition(on:now:)`). An ignition line read for its edges fires as
     /// the engine starts and not at a trip's lights, so a pause in a queue with the engine running follows a
     /// start it never saw, and its departure gives no hint: with an ignition modelled on the car's day
     /// (bench/day.sh --sensor ignition:2:180), Munich's queue was left unseen for 1.4 km (5.6 km with the
     /// engine taken to run through 10 min stands). A sensor that heralds the starts costs nothing more.
     func pauseTrustsSensor(_ hints: HintQuiet, pausedFor: Double) -> Bool {
-        configuration.motion.sensor && (hints.heraldedStarts >= 2 || pausedFor >= Self.unheraldedPauseProbing)
+        guard configuration.motion.sensor else { return false }
+        if let engineRunning { return !engineRunning }
+        return hints.heraldedStarts >= 2 || pausedFor >= Self.unheraldedPauseProbing
     }
 
     /// Seconds a pause after a start the sensor did not herald probes as without a sensor: queues, road works

@@ -57,7 +57,7 @@ extension Policy {
         // at each red light to find the car where it was; the sensor's hint keeps the one of them that would
         // have seen the start (`motionHint`), so the track is as without the sensor, less the wakes that found
         // nothing. The nap is sized for a start the sensor misses to be seen within `missedStartBounds` bounds.
-        let onSensor = configuration.motion.sensor && state.hints.vouchesStanding(at: now)
+        let onSensor = sensorVouchesStanding(state.hints, now: now)
         // The wake's fix comes at the receiver's first epoch after the time to first fix: up to one epoch
         // after `reach`. Not allowed for: the bound is judged at p95, and a second at each wake costs more
         // than the rare overshoot it prevents (bench/policy.sh).
@@ -201,7 +201,7 @@ extension Policy {
             state.departure = nil
         }
         let stood = (recentSpeed ?? 0) < (stationaryRule?.movingSpeed ?? 0)
-        if stood, configuration.motion.sensor, state.hints.vouchesStanding(at: now) {
+        if stood, sensorVouchesStanding(state.hints, now: now) {
             // No sky where the device stands, and a sensor that has earned its word says it has not moved: down
             // as a pause with a sensor is, until its hint (which ends the nap) or the fallback probe. Retrying
             // every two minutes spent a quarter hour's stand on the day with a sensor at acquisition current.

@@ -314,9 +314,9 @@ public final class SimulationRun {
         summary.lastT = t
         // The sensor's hints due by now, each at its instant, with the timers due before it.
         for hint in motionSensor?.take(until: t) ?? [] {
-            let at = Instant(seconds: max(hint, lastHintT ?? hint))
+            let at = Instant(seconds: max(hint.t, lastHintT ?? hint.t))
             driver.advance(to: at, perform: perform)
-            driver.handle(.motionHint, at: at, perform: perform)
+            driver.handle(hint.event, at: at, perform: perform)
             lastHintT = at.seconds
         }
         // Timers first: a wake due by now may bring the receiver up for this fix.

@@ -16,9 +16,11 @@ import Testing
     /// Paused after fitness' 2 min window, the sensor having heralded the device's last two starts: with a
     /// sensor the first probe is the fallback's, half an hour later. `heralded: false`: the last start came
     /// without a hint (an ignition line fires for a trip's first start only).
-    static func paused(heralded: Bool = true) -> Harness {
+    /// `engineRunning`: an ignition line read for its level says so first.
+    static func paused(heralded: Bool = true, engineRunning: Bool? = nil) -> Harness {
         var harness = Harness(configuration: configuration)
         harness.send(.startUpdates(UpdatesConfiguration(activityType: .fitness)), at: -90)
+        if let engineRunning { harness.send(.ignition(on: engineRunning), at: -90) }
         // 40 s apart: a hint heralds a start from 30 s before its last slow fix on.
         for (index, start) in [-89.0, -49.0, -9.0].enumerated() {
             harness.fix(makeFix(t: start, speed: 0), at: start)
@@ -64,6 +66,42 @@ import Testing
         #expect(probes.count == 7, "\(probes)")
         #expect(probes.allSatisfy { $0 < 113 + 600 + 120 }, "\(probes)")
         #expect(harness.timers[.probe].map { $0.seconds - t } == 1800)
+    }
+
+    /// An ignition line read for its level: a pause with the engine running probes as without a sensor however
+    /// long it lasts (a queue: the line will not tell when it moves on); the engine off, the next probe is the
+    /// fallback's; on again, a probe at once, whatever quiet false alarms had set.
+    @Test func anIgnitionsLevelDecidesWhatAPauseLeavesToTheLine() throws {
+        var harness = Self.paused(heralded: false, engineRunning: true)
+        #expect(harness.policy.isPaused)
+        var probes: [Double] = []
+        while let next = harness.timers[.probe]?.seconds, next < 1500 {
+            harness.advance(to: next)
+            harness.fix(makeFix(t: next + 2, east: 2), at: next + 2)
+            probes.append(next)
+        }
+        // 30 s growing by 1.5 to 120 s, as in the test above, and on past the 10 min an edge-only line is given.
+        #expect(probes.count == 13 && probes.last == 1460.75, "\(probes)")
+        let off = harness.send(.ignition(on: false), at: 1470)
+        #expect(off.regimes.isEmpty)
+        #expect(harness.timers[.probe] == Instant(seconds: 1470 + 1800))
+        _ = try Self.hintsProbeGoesDown(&harness, at: 1500, east: 2)
+        let quieted = harness.send(.motionHint, at: 1510)
+        #expect(quieted.regimes.isEmpty, "a hint in the false alarm's quiet")
+        let on = harness.send(.ignition(on: true), at: 1520)
+        #expect(on.regimes == [.continuous])
+        #expect(harness.timers[.probeTimeout] != nil)
+        let moved = harness.fix(makeFix(t: 1522, east: 80, speed: 8), at: 1522)
+        #expect(moved.eventNames == ["resumed"])
+    }
+
+    /// The ignition's level given twice is heard once: a line read again at start says nothing new.
+    @Test func anIgnitionLevelGivenAgainDoesNothing() {
+        var harness = Self.paused()
+        harness.send(.ignition(on: false), at: 200)
+        let probe = harness.timers[.probe]
+        #expect(harness.send(.ignition(on: false), at: 300).isEmpty)
+        #expect(harness.timers[.probe] == probe)
     }
 
     /// A sensor that heralded the device's last two starts is working: each probe that finds the device still

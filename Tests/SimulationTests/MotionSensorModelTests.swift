@@ -20,7 +20,7 @@ import Testing
         var hints: [Double] = []
         for t in times {
             sensor.observe(t, fix(t, speed: speed(t)))
-            hints += sensor.take(until: t + 10)
+            hints += sensor.take(until: t + 10).map(\.t)
         }
         return hints
     }
@@ -32,6 +32,23 @@ import Testing
         let hints = Self.hints(times) { t in (10..<20).contains(t) || t >= 25 ? 5 : 0 }
         let expected: [Double] = [14, 29]
         #expect(hints == expected)
+    }
+
+    /// An ignition line read for its level: off from the first fix it sees standing, on at a start's third
+    /// moving fix, off once the vehicle has stood `ignitionOffAfter` seconds since its last moving fix, and on
+    /// again at the next start; a stand shorter than that (a light) keeps the engine on. Each 2 s late.
+    @Test func anIgnitionLevelGoesOnAtAStartAndOffOnceParked() {
+        var sensor = MotionSensor(model: MotionSensorModel(latency: 2, ignitionOffAfter: 180, ignitionLevel: true))
+        var events: [(Double, PolicyEvent)] = []
+        for t in (0...400).map(Double.init) {
+            let moving = (10..<40).contains(t) || (60..<70).contains(t) || t >= 300
+            sensor.observe(t, Self.fix(t, speed: moving ? 5 : 0))
+            events += sensor.take(until: t + 10).map { ($0.t, $0.event) }
+        }
+        let expected: [(Double, PolicyEvent)] = [(3, .ignition(on: false)), (14, .ignition(on: true)),
+            (251, .ignition(on: false)), (304, .ignition(on: true))]
+        #expect(events.map(\.0) == expected.map(\.0))
+        #expect(events.map(\.1) == expected.map(\.1))
     }
 
     /// Moving from the first fix (the third moving one, at 3 s, fires): motion that goes on fires every 30 s;

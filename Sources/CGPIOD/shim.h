@@ -174,6 +174,12 @@ static inline int cgpiod_set_value(cgpiod_line_request *output, int value) {
 /* The descriptor that is readable while edges wait (CGPIOD_EDGES). */
 static inline int cgpiod_edge_descriptor(cgpiod_line_request *input) { return gpiod_line_event_get_fd(input->line); }
 
+/* The line's logical level now (active-low inverted): 1 active, 0 inactive, -1 with errno. */
+static inline int cgpiod_get_value(cgpiod_line_request *input) {
+    errno = 0;
+    return gpiod_line_get_value(input->line);
+}
+
 /* Reads the waiting edges (blocks when none: poll the descriptor first): how many, or -1 with errno, and in
  * `activating` how many went to the active level (edges are logical: active-low inverts them). */
 static inline int cgpiod_read_edges(cgpiod_line_request *input, int *activating) {
@@ -273,6 +279,13 @@ static inline int cgpiod_set_value(cgpiod_line_request *output, int value) {
 }
 
 static inline int cgpiod_edge_descriptor(cgpiod_line_request *input) { return gpiod_line_request_get_fd(input->request); }
+
+static inline int cgpiod_get_value(cgpiod_line_request *input) {
+    errno = 0;
+    enum gpiod_line_value value = gpiod_line_request_get_value(input->request, input->offset);
+    if (value == GPIOD_LINE_VALUE_ERROR) return -1;
+    return value == GPIOD_LINE_VALUE_ACTIVE ? 1 : 0;
+}
 
 static inline int cgpiod_read_edges(cgpiod_line_request *input, int *activating) {
     errno = 0;

@@ -45,8 +45,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var line: Int
         /// The line is active (the sensor fires, the ignition is on) when low.
         public var activeLow: Bool = false
-        /// Seconds in which further activations after a hint are one with it (a switch's bounce).
+        /// Seconds in which further activations after a hint are one with it (a switch's bounce); for an
+        /// ignition line, how long its level holds before it is taken.
         public var debounce: Double = 1
+        /// The line is the ignition and its level is read: the engine on and off (`Policy.ignition(on:now:)`),
+        /// not only the edge of its start.
+        public var ignition: Bool = false
         public init(line: Int) { self.line = line }
     }
 

@@ -25,12 +25,17 @@ extension DaemonConfigurationSchema {
         "motion": (
             nil,
             """
-            `motion.gpio` is null or `{"chip": "gpiochip0", "line": 27, "activeLow": false, "debounce": 1}`: `chip` as \
-            for the power switch, default `"gpiochip0"`; `line`: required, \(ConfigurationRanges.gpioLine.allowed) (the \
-            line's offset); `activeLow`: boolean, default false (true: the line low means motion, as an opto-coupler \
-            pulls it); `debounce`: \(ConfigurationRanges.motionDebounce.allowed), default 1 (activations within this \
-            of a hint are one with it). An edge to the active level is a motion hint: a vibration switch, an \
-            accelerometer's interrupt pin, the ignition. The daemon runs the profile with `policy.motion.sensor` on.
+            `motion.gpio` is null or `{"chip": "gpiochip0", "line": 27, "activeLow": false, "debounce": 1, \
+            "ignition": false}`: `chip` as for the power switch, default `"gpiochip0"`; `line`: required, \
+            \(ConfigurationRanges.gpioLine.allowed) (the line's offset); `activeLow`: boolean, default false (true: the \
+            line low means motion, as an opto-coupler pulls it); `debounce`: \
+            \(ConfigurationRanges.motionDebounce.allowed), default 1 (activations within this of a hint are one with \
+            it; for the ignition, how long its level holds before it is taken); `ignition`: boolean, default false \
+            (true: the line is the ignition and its level says whether the engine runs). An edge to the active level \
+            is a motion hint: a vibration switch, an accelerometer's interrupt pin, the ignition. With `ignition`, the \
+            level is read as the run starts and after each change: the engine off leaves a parked pause to the line, \
+            running keeps its probes ([policy.md](policy.md#motion-hints)). The daemon runs the profile with \
+            `policy.motion.sensor` on.
             """
         ),
         "outputs": (

@@ -294,7 +294,7 @@ package enum DaemonConfigurationSchema {
         guard let motion else { return .null }
         return .object([
             ("chip", .string(motion.chip)), ("line", .number(Double(motion.line))), ("activeLow", .bool(motion.activeLow)),
-            ("debounce", .number(motion.debounce)),
+            ("debounce", .number(motion.debounce)), ("ignition", .bool(motion.ignition)),
         ])
     }
 

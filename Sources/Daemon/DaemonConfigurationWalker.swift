@@ -185,7 +185,7 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         }
     }
 
-    /// `{"chip": …, "line": …, "activeLow": …, "debounce": …}`: only `line` is required.
+    /// `{"chip": …, "line": …, "activeLow": …, "debounce": …, "ignition": …}`: only `line` is required.
     mutating func motion(_ value: JSONValue, at path: String, _ target: inout DaemonConfiguration.MotionSettings?) {
         if case .null = value {
             target = nil
@@ -195,7 +195,7 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
             report(path, "is \(value.typeName), not an object (allowed: null for none, or an object with a line)")
             return
         }
-        guard let keys = members(value, at: path, keys: ["chip", "line", "activeLow", "debounce"]) else { return }
+        guard let keys = members(value, at: path, keys: ["chip", "line", "activeLow", "debounce", "ignition"]) else { return }
         guard let lineValue = keys["line"] else {
             report(Self.join(path, "line"), "is missing (allowed: \(ConfigurationRanges.gpioLine.allowed))")
             return
@@ -213,6 +213,7 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         {
             motion.debounce = seconds
         }
+        if let value = keys["ignition"], let flag = flag(value, at: Self.join(path, "ignition")) { motion.ignition = flag }
         target = motion
     }
 

@@ -40,6 +40,6 @@ extension DaemonSetup {
             throw MotionSourceError("motion.gpio.line \(motion.line): not a line offset")
         }
         let line = try GPIOMotionLine(chip: motion.chip, line: .offset(offset), activeLow: motion.activeLow)
-        return MotionSetup(source: line, debounce: motion.debounce)
+        return MotionSetup(source: line, debounce: motion.debounce, ignition: motion.ignition)
     }
 }

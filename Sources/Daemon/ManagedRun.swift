@@ -107,7 +107,7 @@ public final class ManagedRun: DaemonRun {
         if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
         if let motion = setup.motion {
             let manager = manager
-            let watcher = MotionWatcher(motion) { manager.motionHint() }
+            let watcher = MotionWatcher(motion, hint: { manager.motionHint() }, ignition: { manager.ignition(on: $0) })
             _ = watcher.start()
             motionWatcher = watcher
         } else {

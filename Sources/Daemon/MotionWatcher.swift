@@ -10,19 +10,26 @@ import Synchronization
 /// at start, as a power switch is), and how its activations are debounced.
 public struct MotionSetup: Sendable {
     public var source: any MotionEdgeSource
-    /// Seconds (`MotionDebounce`).
+    /// Seconds (`MotionDebounce`; for the ignition, how long the level holds before it is taken).
     public var debounce: Double
+    /// The line is the ignition, read for its level (`motion.gpio.ignition`).
+    public var ignition: Bool
 
-    public init(source: any MotionEdgeSource, debounce: Double) { (self.source, self.debounce) = (source, debounce) }
+    public init(source: any MotionEdgeSource, debounce: Double, ignition: Bool = false) {
+        (self.source, self.debounce, self.ignition) = (source, debounce, ignition)
+    }
 }
 
 /// Watches a motion source on a thread of its own and hands each debounced activation to `hint`, the
-/// manager's `motionHint()`: the policy decides what it is worth. The thread sleeps in `poll` on the line's
-/// descriptor and a stop pipe, so it costs nothing while the line is still and ends at once when stopped.
+/// manager's `motionHint()`: the policy decides what it is worth. An ignition line read for its level instead
+/// hands `ignition` its level as the watch starts and each new one that has held `debounce` seconds, the
+/// manager's `ignition(on:)`. The thread sleeps in `poll` on the line's descriptor and a stop pipe, so it costs
+/// nothing while the line is still and ends at once when stopped.
 final class MotionWatcher: Sendable {
     private let source: any MotionEdgeSource
     private let debounce: Double
     private let hint: @Sendable () -> Void
+    private let ignition: (@Sendable (Bool) -> Void)?
     private let now: @Sendable () -> Double
     private let stopPipe = WakeUpPipe()
     private let stopped = StopFlag()
@@ -30,11 +37,13 @@ final class MotionWatcher: Sendable {
     /// The read failure that ended the watch, taken once by `newFailure`.
     private let failure = Mutex<String?>(nil)
 
+    /// `ignition` is called only when `setup.ignition`.
     init(
         _ setup: MotionSetup, now: @escaping @Sendable () -> Double = monotonicSeconds,
-        hint: @escaping @Sendable () -> Void
+        hint: @escaping @Sendable () -> Void, ignition: @escaping @Sendable (Bool) -> Void = { _ in }
     ) {
         (source, debounce, self.hint, self.now) = (setup.source, setup.debounce, hint, now)
+        self.ignition = setup.ignition ? ignition : nil
     }
 
     /// Starts the thread; false when none could be made (the watch is then a failure, as a read error is).
@@ -69,9 +78,29 @@ final class MotionWatcher: Sendable {
             pollfd(fd: source.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopPipe.descriptor, events: Int16(POLLIN), revents: 0)
         )
+        // The ignition: the level last handed over, and when edges since have settled for `debounce` seconds
+        // (an engine's crank flickers the line).
+        var level: Bool?
+        var settledAt: Double? = ignition != nil ? now() : nil
         while !stopped.isSet {
-            // Without a stop pipe, a slice of a second bounds how late a stop is seen.
-            let timeout: Int32 = stopPipe.descriptor >= 0 ? -1 : 200
+            do throws(MotionSourceError) {
+                if let ignition, let at = settledAt, now() >= at {
+                    settledAt = nil
+                    let on = try source.readLevel()
+                    if on != level { ignition(on) }
+                    level = on
+                }
+            } catch {
+                fail(error.description)
+                return
+            }
+            // Without a stop pipe, a slice of a second bounds how late a stop is seen; a settling level is
+            // looked at again when it is due, or a quarter second on if the clock is not the real one's pace.
+            var timeout: Int32 = stopPipe.descriptor >= 0 ? -1 : 200
+            if let at = settledAt {
+                let due = Int32(max(min((at - now()) * 1000, 250), 0).rounded(.up))
+                timeout = timeout < 0 ? due : min(timeout, due)
+            }
             let ready = withUnsafeMutableBytes(of: &pollers) { raw in
                 poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, timeout)
             }
@@ -84,7 +113,12 @@ final class MotionWatcher: Sendable {
             // Edges, or an error or hang-up: the read says which.
             guard pollers.0.revents != 0 else { continue }
             do throws(MotionSourceError) {
-                if try source.readActivations() > 0, debouncer.activated(at: now()) { hint() }
+                let activations = try source.readActivations()
+                if ignition != nil {
+                    settledAt = now() + debounce
+                } else if activations > 0, debouncer.activated(at: now()) {
+                    hint()
+                }
             } catch {
                 fail(error.description)
                 return

@@ -17,6 +17,8 @@ public protocol MotionEdgeSource: AnyObject, Sendable, CustomStringConvertible {
     var descriptor: Int32 { get }
     /// Reads the waiting edges and says how many went to the active level (a vibration, the ignition on).
     func readActivations() throws(MotionSourceError) -> Int
+    /// Whether the line is at its active level now (the ignition on).
+    func readLevel() throws(MotionSourceError) -> Bool
 }
 
 /// A motion sensor's or an ignition's line: a vibration switch, an accelerometer's interrupt pin, or the ignition
@@ -52,13 +54,21 @@ public final class GPIOMotionLine: MotionEdgeSource, @unchecked Sendable {
 
     public func readActivations() throws(MotionSourceError) -> Int {
         var activating: Int32 = 0
-        guard cgpiod_read_edges(input, &activating) >= 0 else {
-            let code = errno == 0 ? EIO : errno
-            throw MotionSourceError(
-                GPIOLineFailure(description, "cannot read its edges", SystemError("read", "\(chip) \(line)", code: code), hint: nil)
-                    .description)
-        }
+        guard cgpiod_read_edges(input, &activating) >= 0 else { throw readFailure("cannot read its edges") }
         return Int(activating)
+    }
+
+    public func readLevel() throws(MotionSourceError) -> Bool {
+        let value = cgpiod_get_value(input)
+        guard value >= 0 else { throw readFailure("cannot read its level") }
+        return value == 1
+    }
+
+    /// A failed read, with errno's reason.
+    private func readFailure(_ what: String) -> MotionSourceError {
+        let code = errno == 0 ? EIO : errno
+        return MotionSourceError(
+            GPIOLineFailure(description, what, SystemError("read", "\(chip) \(line)", code: code), hint: nil).description)
     }
 }
 

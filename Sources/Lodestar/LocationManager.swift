@@ -250,6 +250,12 @@ public final class LocationManager: Sendable {
         core.send(.motionHint)
     }
 
+    /// The ignition's level, from a line that says it: the engine on is a hint no quiet silences; off, a pause
+    /// leaves the departure to the line (docs/contract.md §4, "Ignition").
+    public func ignition(on: Bool) {
+        core.send(.ignition(on: on))
+    }
+
     /// Hands the manager the last known location from before a restart (a service's saved state), as Core
     /// Location keeps its cached location across relaunches: until a fix arrives it is `lastKnownLocation`
     /// and the anchor significant-change monitoring measures from. It is never delivered as an update.

@@ -134,7 +134,7 @@ enum RunCommand {
         if let old, let settings = configuration.motion, let kept = old.motion,
             let was = old.configuration.motion, (settings.chip, settings.line, settings.activeLow) == (was.chip, was.line, was.activeLow)
         {
-            motion = MotionSetup(source: kept.source, debounce: settings.debounce)
+            motion = MotionSetup(source: kept.source, debounce: settings.debounce, ignition: settings.ignition)
         } else {
             do throws(MotionSourceError) {
                 motion = try DaemonSetup.motion(for: configuration)

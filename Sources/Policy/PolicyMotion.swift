@@ -149,7 +149,7 @@ extension Policy {
             state.hints.until = nil
             updates = state
             motionHint(now: now)
-            if reason == nil { reason = "ignition on" }
+            reason = "ignition on" + (reason.map { ", \($0)" } ?? "")
             return
         }
         reason = "ignition off"

@@ -10,11 +10,12 @@ import Testing
 #endif
 
 /// A motion line played by a pipe: each byte written is one edge, `activating` says whether edges go to the
-/// active level, and a closed write end is a failed read.
+/// active level, `level` is what the line reads, and a closed write end is a failed read.
 private final class PipeMotionSource: MotionEdgeSource, @unchecked Sendable {
     let readEnd: Int32
     private(set) var writeEnd: Int32
     let activating: Bool
+    let level = Mutex(false)
     let description = "motion pipe"
 
     init(activating: Bool = true) throws {
@@ -49,6 +50,8 @@ private final class PipeMotionSource: MotionEdgeSource, @unchecked Sendable {
         if count < 0 { throw MotionSourceError("motion pipe: \(errno)") }
         return activating ? count : 0
     }
+
+    func readLevel() throws(MotionSourceError) -> Bool { level.withLock { $0 } }
 }
 
 /// Waits up to 2 s for `condition`.
@@ -63,10 +66,10 @@ private func eventually(_ condition: () -> Bool) -> Bool {
 
 @Suite struct MotionSourceTests {
     @Test func theConfigReadsAMotionLineAndWritesItBack() throws {
-        let text = #"{"motion": {"gpio": {"chip": "gpiochip1", "line": 27, "activeLow": true, "debounce": 0.5}}}"#
+        let text = #"{"motion": {"gpio": {"chip": "gpiochip1", "line": 27, "activeLow": true, "debounce": 0.5, "ignition": true}}}"#
         let loaded = try DaemonConfigurationReader.parse(Array(text.utf8), file: "test.json")
         var expected = DaemonConfiguration.MotionSettings(line: 27)
-        (expected.chip, expected.activeLow, expected.debounce) = ("gpiochip1", true, 0.5)
+        (expected.chip, expected.activeLow, expected.debounce, expected.ignition) = ("gpiochip1", true, 0.5, true)
         #expect(loaded.configuration.motion == expected)
         let written = loaded.configuration.jsonText
         let again = try DaemonConfigurationReader.parse(Array(written.utf8), file: "again.json")
@@ -94,6 +97,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         #expect(problems(#"{"motion": {"gpio": true}}"#).first?.hasPrefix("motion.gpio: is a boolean, not an object") == true)
         #expect(problems(#"{"motion": {"gpio": {"line": 3, "edge": "rising"}}}"#).first?.hasPrefix("motion.gpio.edge: ") == true)
         #expect(problems(#"{"motion": {"gpio": null}}"#) == [])
+        #expect(problems(#"{"motion": {"gpio": {"line": 3, "ignition": 1}}}"#).first?.hasPrefix("motion.gpio.ignition: ") == true)
     }
 
     @Test func aSetupWithAMotionLineRunsTheProfileWithItsSensor() throws {
@@ -113,6 +117,34 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         configuration.motion = DaemonConfiguration.MotionSettings(line: 27)
         configuration.motion?.chip = "gpiochip-lodestar-missing"
         #expect(throws: MotionSourceError.self) { _ = try DaemonSetup.motion(for: configuration) }
+    }
+
+    /// An ignition line read for its level: the level as the watch starts, then each new one once the edges have
+    /// settled for the debounce interval; a flicker back to the level last given says nothing, and no edge is a
+    /// hint.
+    @Test func anIgnitionLinesLevelIsHandedOverOnceSettled() throws {
+        let source = try PipeMotionSource()
+        let clock = Mutex(100.0)
+        let levels = Mutex<[Bool]>([])
+        let hints = Atomic<Int>(0)
+        let watcher = MotionWatcher(
+            MotionSetup(source: source, debounce: 1, ignition: true), now: { clock.withLock { $0 } },
+            hint: { hints.add(1, ordering: .relaxed) }, ignition: { on in levels.withLock { $0.append(on) } })
+        #expect(watcher.start())
+        #expect(eventually { levels.withLock { $0 } == [false] })
+        source.level.withLock { $0 = true }
+        source.edges(3)
+        sleepSeconds(0.3)
+        #expect(levels.withLock { $0 } == [false], "not settled yet")
+        clock.withLock { $0 = 101.5 }
+        #expect(eventually { levels.withLock { $0 } == [false, true] })
+        source.edges(2)
+        clock.withLock { $0 = 103 }
+        sleepSeconds(0.4)
+        #expect(levels.withLock { $0 } == [false, true], "the same level again")
+        #expect(hints.load(ordering: .relaxed) == 0)
+        watcher.stop()
+        #expect(watcher.newFailure() == nil)
     }
 
     @Test func activationsBecomeDebouncedHintsAndStopEndsTheWatchAtOnce() throws {

@@ -242,7 +242,9 @@ check_purge() {
 # its receiver down, wakes it when the line goes active, and not before. A profile that pauses within seconds
 # of any fix (a 10 km radius) stands in for a parked car; its probes are an hour apart (a pause before the
 # sensor has heralded two starts probes at that cadence for 10 min, docs/policy.md) and the fallback 30 min
-# away, so a wake within seconds of the edge is the edge's.
+# away, so a wake within seconds of the edge is the edge's. With `ignition` the line is read for its level
+# (`motion.gpio.ignition`): inactive as the service starts, the engine off, and the journal must say the wake
+# was the ignition's.
 receiver_state() { emulator_report && grep -o '"state":"[a-zA-Z]*"' <<<"$REPORT" | head -n 1 | cut -d'"' -f4; }
 receiver_down() { case $(receiver_state) in standby | backup | off) true ;; *) sleep 1; false ;; esac }
 receiver_up() { case $(receiver_state) in acquiring | tracking | powerSave) true ;; *) sleep 0.5; false ;; esac }
@@ -276,10 +278,14 @@ JSON
 }
 
 check_motion_line() {
-  local config=/etc/lodestar/lodestar.json saved chip pull t0 since_edge held
+  local config=/etc/lodestar/lodestar.json saved chip pull t0 since_edge held name=lodestar-motion-line extra="" said
+  if [ "${1:-}" = ignition ]; then
+    name=lodestar-ignition-line
+    extra=', "ignition": true'
+  fi
   saved=$(cat "$config")
-  if ! sim_line lodestar-rig; then
-    result lodestar-motion-line fail "$SIM_ERROR"
+  if ! sim_line "$name"; then
+    result "$name" fail "$SIM_ERROR"
     return 1
   fi
   chip=$SIM_CHIP
@@ -287,21 +293,23 @@ check_motion_line() {
   log "motion line: /dev/$chip $(stat -c '%G %a' "/dev/$chip"), line 0 $(cat "$SIM_LINE/value")"
   rig_profile rig-parked 3600
   sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
-  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0 }|" "$config"
+  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0$extra }|" "$config"
   t0=$(date +%s)
   systemctl restart lodestar
   if ! wait_for 120 receiver_down; then
-    result lodestar-motion-line fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+    result "$name" fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
   else
     sleep 15
     held=$(receiver_state)
     t0=$(date +%s)
     since_edge=$(now)
     echo pull-up > "$pull"
-    if [[ $held =~ ^(standby|backup|off)$ ]] && wait_for 30 receiver_up; then
-      result lodestar-motion-line pass "down ($held) 15 s with the line still; woke ($(receiver_state)) $(since "$since_edge") s after the edge on /dev/$chip line 0; journal: $(journal_since "$t0" | grep -m 2 -E 'hint|probe|regime' | cut -c1-160 | tr '\n' ' ')"
+    if [[ $held =~ ^(standby|backup|off)$ ]] && wait_for 30 receiver_up \
+      && { [ -z "$extra" ] || { sleep 2; journal_since "$t0" | grep -q 'ignition on'; }; }; then
+      said=$(journal_since "$t0" | grep -m 2 -E 'ignition|hint|probe|regime' | cut -c1-160 | tr '\n' ' ')
+      result "$name" pass "down ($held) 15 s with the line still; woke ($(receiver_state)) $(since "$since_edge") s after the edge on /dev/$chip line 0; journal: $said"
     else
-      result lodestar-motion-line fail "held $held before the edge; $(receiver_state) 30 s after it; journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+      result "$name" fail "held $held before the edge; $(receiver_state) 30 s after it; journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
     fi
   fi
   echo pull-down > "$pull"

@@ -21,7 +21,8 @@ unchanged for 0.5 s after gpsd closed the device (no message from the command ne
         `watch`): instructions under valgrind --tool=callgrind, then syscall counts under strace -c -f, then
         CPU time natively, the same slice at the same pace each time; each against gpxlogger's.
         BENCH_VARIANTS picks some by name, BENCH_KEEP=DIR keeps the callgrind files for callgrind_annotate,
-        BENCH_PASSES=callgrind runs only the first.
+        BENCH_PASSES=callgrind runs only the first. BENCH_CACHESIM=1 has callgrind simulate the caches and
+        branch predictors too and prints each client's misses per epoch beside gpxlogger's.
   order  the same slice under callgrind for `run`, `run` always-on and `watch`, and `lodestar --help`, with a
         binary that keeps its symbols (bench/function-order.sh builds it): every function of the binary that
         ran, the most instructions first, one mangled name a line, written to OUT, which scripts/build-release
@@ -537,7 +538,8 @@ def tool_run(binary, groups, speed, tool):
         commands = {}
         for index, (name, (command, _)) in enumerate(variants.items()):
             if tool == "callgrind":
-                command = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={work}/callgrind.{index}"] + command
+                command = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={work}/callgrind.{index}"] \
+                    + (["--cache-sim=yes", "--branch-sim=yes"] if os.environ.get("BENCH_CACHESIM") else []) + command
             elif tool == "strace":
                 command = ["strace", "-f", "-c", "-o", f"{work}/strace.{index}"] + command
             commands[name] = command
@@ -580,6 +582,8 @@ def tool_run(binary, groups, speed, tool):
             if tool == "callgrind":
                 found = re.findall(r"Collected : (\d+)", read(outputs[name][1]))
                 results[name] = (int(found[-1]) if found else 0, written)
+                if os.environ.get("BENCH_CACHESIM") and os.path.exists(f"{work}/callgrind.{index}"):
+                    CACHE_FIGURES[name] = cache_figures(f"{work}/callgrind.{index}")
                 if os.environ.get("BENCH_KEEP") and os.path.exists(f"{work}/callgrind.{index}"):
                     shutil.copy(f"{work}/callgrind.{index}", os.path.join(
                         os.environ["BENCH_KEEP"], "callgrind." + re.sub(r"[^a-z]+", "-", name)))
@@ -591,6 +595,40 @@ def tool_run(binary, groups, speed, tool):
     finally:
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+# BENCH_CACHESIM=1: callgrind also simulates the caches and branch predictors; each client's misses, by name.
+CACHE_FIGURES = {}
+
+
+def cache_figures(path):
+    """The events of a callgrind file's summary line, by name (Ir, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw, Bcm, Bim)."""
+    names, values = [], []
+    with open(path) as file:
+        for line in file:
+            if line.startswith("events:"):
+                names = line.split()[1:]
+            elif line.startswith("summary:"):
+                values = [int(v) for v in line.split()[1:]]
+    return dict(zip(names, values))
+
+
+def print_cache_figures(epochs):
+    """Misses per epoch of each client under BENCH_CACHESIM, and their ratio to gpxlogger's: instructions alone
+    do not say what a cycle costs."""
+    if not CACHE_FIGURES:
+        return
+    columns = (("I1 misses", ("I1mr",)), ("D1 read", ("D1mr",)), ("D1 write", ("D1mw",)),
+               ("LL misses", ("ILmr", "DLmr", "DLmw")), ("mispredicts", ("Bcm", "Bim")))
+    base = CACHE_FIGURES.get("gpxlogger", {})
+    print(f"{'per epoch (cache-sim)':26} " + " ".join(f"{title:>18}" for title, _ in columns))
+    for name, figures in CACHE_FIGURES.items():
+        cells = []
+        for _, events in columns:
+            value = sum(figures.get(e, 0) for e in events)
+            ratio = value / max(1, sum(base.get(e, 0) for e in events))
+            cells.append(f"{value / max(1, epochs):>10,.0f} ({ratio:4.1f}x)")
+        print(f"{name:26} " + " ".join(f"{c:>18}" for c in cells))
 
 
 def callgrind(binary, capture, speed):
@@ -618,6 +656,7 @@ def callgrind(binary, capture, speed):
                          for c in shown if c in counts)
         print(f"{name:26} {ir:14,} {ir / base_ir:5.2f}x {ir // max(1, written):9,} {sched:7.3f} "
               f"{sched / base_cpu:5.2f}x {written:5}  {calls}")
+    print_cache_figures(len(groups))
     print(f"lodestar: {binary}; instructions from valgrind --tool=callgrind (start-up and exit included); "
           f"CPU is schedstat over the live threads, natively, in a run of its own")
 

@@ -250,7 +250,8 @@ public final class LocationManager: Sendable {
         core.send(.motionHint)
     }
 
-    /// The ignition's level, from a line that says it: the engine on is a hint no quiet silences; off, a pause
+    /// The ignition's level, from a line that says it: the engine on is a hint, and a pause probes as without a
+    /// sensor while it runs; off, a pause
     /// leaves the departure to the line (docs/contract.md §4, "Ignition").
     public func ignition(on: Bool) {
         core.send(.ignition(on: on))

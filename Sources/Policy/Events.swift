@@ -205,8 +205,9 @@ public enum PolicyEvent: Sendable, Equatable {
     case stopSignificantChange
     /// An external sensor (accelerometer, ignition line) says the device is moving.
     case motionHint
-    /// An ignition line's level (`MotionRule.sensor` with a line that says it): the engine on is a hint that no
-    /// quiet silences; off, the vehicle is parked and a pause leaves its departure to the line.
+    /// An ignition line's level (`MotionRule.sensor` with a line that says it): the engine on is a hint, and a
+    /// pause probes as without a sensor while it runs; off, the vehicle is parked and a pause leaves its
+    /// departure to the line.
     case ignition(on: Bool)
     /// Deliver whatever deferred updates hold, now.
     case flush

@@ -136,31 +136,34 @@ extension Policy {
         updates = state
     }
 
-    /// The ignition's level from a line that says it (docs/contract.md §4, "Ignition"). The engine turned on is
-    /// a hint that a quiet does not silence: the key turns once per trip, and a start it heralds is a departure
-    /// the pause must not miss. Turned off, the vehicle is parked: a pause leaves the departure to the line at
-    /// once, probing only at the fallback interval, and a pause with the engine running probes as without a
-    /// sensor however long it lasts (a queue, a ferry's ramp), since the line will not tell when it moves on.
+    /// The ignition's level from a line that says it (docs/contract.md §4, "Ignition"). Turned on, it is a hint
+    /// (a probe at once, unless false alarms have quieted the hints), and a pause probes as without a sensor
+    /// from then on, its next probe no later than the stationary rule's first interval: a line that flaps (a
+    /// loose wire) costs what no sensor would, and a key turned during a quiet is still found. Turned off, the
+    /// vehicle is parked: a pause leaves the departure to the line at once, probing only at the fallback
+    /// interval. A pause with the engine running probes as without a sensor however long it lasts (a queue, a
+    /// ferry's ramp), since the line will not tell when it moves on.
     mutating func ignition(on: Bool, now: Instant) {
         guard engineRunning != on else { return }
         engineRunning = on
-        guard var state = updates else { return }
+        guard updates != nil else { return }
         if on {
-            state.hints.until = nil
-            updates = state
             motionHint(now: now)
             reason = "ignition on" + (reason.map { ", \($0)" } ?? "")
-            return
+        } else {
+            reason = "ignition off"
         }
-        reason = "ignition off"
-        guard configuration.motion.sensor, case .paused(var pause) = state.phase, !pause.probing,
-            pause.probeInterval < configuration.motion.fallbackProbeInterval
+        guard configuration.motion.sensor, var state = updates, case .paused(var pause) = state.phase, !pause.probing
         else { return }
-        pause.probeInterval = configuration.motion.fallbackProbeInterval
+        let rule = configuration.stationary[state.configuration.activityType]
+        let interval = on ? rule.probeInterval : configuration.motion.fallbackProbeInterval
+        guard on ? pause.probeInterval > interval : pause.probeInterval < interval else { return }
+        pause.probeInterval = interval
         state.phase = .paused(pause)
         updates = state
-        schedule(.probe, at: now + pause.probeInterval)
-        reason = "ignition off: the departure is left to the line; next probe in \(Words.duration(pause.probeInterval))"
+        schedule(.probe, at: now + interval)
+        reason = (on ? "ignition on, hints quiet after false alarms" : "ignition off: the departure is left to the line")
+            + "; next probe in \(Words.duration(interval))"
     }
 
     /// Whether the sensor says the device still stands, so a stop may be napped out on its word: the engine

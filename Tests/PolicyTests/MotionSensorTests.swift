@@ -70,7 +70,7 @@ import Testing
 
     /// An ignition line read for its level: a pause with the engine running probes as without a sensor however
     /// long it lasts (a queue: the line will not tell when it moves on); the engine off, the next probe is the
-    /// fallback's; on again, a probe at once, whatever quiet false alarms had set.
+    /// fallback's; on again in a false alarm's quiet, no probe at once but the next one as without a sensor.
     @Test func anIgnitionsLevelDecidesWhatAPauseLeavesToTheLine() throws {
         var harness = Self.paused(heralded: false, engineRunning: true)
         #expect(harness.policy.isPaused)
@@ -89,9 +89,21 @@ import Testing
         let quieted = harness.send(.motionHint, at: 1510)
         #expect(quieted.regimes.isEmpty, "a hint in the false alarm's quiet")
         let on = harness.send(.ignition(on: true), at: 1520)
+        #expect(on.regimes.isEmpty, "in the quiet")
+        #expect(harness.timers[.probe] == Instant(seconds: 1520 + 30))
+        #expect(harness.advance(to: 1550).regimes == [.continuous])
+        let moved = harness.fix(makeFix(t: 1552, east: 80, speed: 8), at: 1552)
+        #expect(moved.eventNames == ["resumed"])
+    }
+
+    /// The key turned while parked, the engine off, and no quiet: a probe at once, whose fix decides.
+    @Test func anIgnitionTurnedOnProbesAtOnce() {
+        var harness = Self.paused(heralded: false, engineRunning: false)
+        #expect(harness.timers[.probe] == 1913, "the engine off: the fallback's first probe")
+        let on = harness.send(.ignition(on: true), at: 300)
         #expect(on.regimes == [.continuous])
         #expect(harness.timers[.probeTimeout] != nil)
-        let moved = harness.fix(makeFix(t: 1522, east: 80, speed: 8), at: 1522)
+        let moved = harness.fix(makeFix(t: 302, east: 80, speed: 8), at: 302)
         #expect(moved.eventNames == ["resumed"])
     }
 

@@ -297,6 +297,7 @@ public final class DaemonService {
             log.error(problem)
             note(error: problem, about: "motion")
         }
+        for level in run?.newIgnitionLevels() ?? [] { log.info(level) }
         let now = t
         if now >= nextStatus {
             nextStatus = now + setup.configuration.status.updateInterval

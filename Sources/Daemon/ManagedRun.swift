@@ -26,6 +26,8 @@ public protocol DaemonRun: AnyObject {
     func finishCapture() -> String?
     /// The failure that ended the watch of the motion source, once.
     func newMotionFailure() -> String?
+    /// The ignition line's levels since the last call, a sentence each.
+    func newIgnitionLevels() -> [String]
     /// From now on offers each update to `taker` first, on the thread that made it; one it refuses waits for
     /// `take()` as before. A run without a thread of its own ignores it.
     func deliverDirectly(to taker: any UpdateTaker)
@@ -41,6 +43,7 @@ public protocol UpdateTaker: AnyObject, Sendable {
 
 extension DaemonRun {
     public func newMotionFailure() -> String? { nil }
+    public func newIgnitionLevels() -> [String] { [] }
     public func waitForUpdates(seconds: Double, watching descriptors: [Int32]) -> Bool {
         waitForUpdates(seconds: seconds)
         return false
@@ -126,6 +129,7 @@ public final class ManagedRun: DaemonRun {
     }
 
     public func newMotionFailure() -> String? { motionWatcher?.newFailure() }
+    public func newIgnitionLevels() -> [String] { motionWatcher?.newIgnitionLevels() ?? [] }
 
     public func waitForUpdates(seconds: Double) { _ = inbox.wait(seconds: seconds) }
 

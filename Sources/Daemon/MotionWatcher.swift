@@ -36,6 +36,8 @@ final class MotionWatcher: Sendable {
     private let ended = StopFlag()
     /// The read failure that ended the watch, taken once by `newFailure`.
     private let failure = Mutex<String?>(nil)
+    /// The ignition's levels handed over and not yet taken by `newIgnitionLevels`, for the journal.
+    private let levels = Mutex<[Bool]>([])
 
     /// `ignition` is called only when `setup.ignition`.
     init(
@@ -72,6 +74,13 @@ final class MotionWatcher: Sendable {
     /// The failure that ended the watch, once.
     func newFailure() -> String? { failure.withLock { taken in defer { taken = nil }; return taken } }
 
+    /// The ignition's levels handed over since the last call, in order: a journal line each lets a user check
+    /// the wiring.
+    func newIgnitionLevels() -> [String] {
+        levels.withLock { taken in defer { taken = [] }; return taken }
+            .map { "\(source): ignition \($0 ? "on" : "off")" }
+    }
+
     private func watch() {
         var debouncer = MotionDebounce(interval: debounce)
         var pollers = (
@@ -87,7 +96,10 @@ final class MotionWatcher: Sendable {
                 if let ignition, let at = settledAt, now() >= at {
                     settledAt = nil
                     let on = try source.readLevel()
-                    if on != level { ignition(on) }
+                    if on != level {
+                        ignition(on)
+                        levels.withLock { $0.append(on) }
+                    }
                     level = on
                 }
             } catch {

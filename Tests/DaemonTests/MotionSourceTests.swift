@@ -143,6 +143,8 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         sleepSeconds(0.4)
         #expect(levels.withLock { $0 } == [false, true], "the same level again")
         #expect(hints.load(ordering: .relaxed) == 0)
+        #expect(watcher.newIgnitionLevels() == ["motion pipe: ignition off", "motion pipe: ignition on"])
+        #expect(watcher.newIgnitionLevels().isEmpty, "taken once")
         watcher.stop()
         #expect(watcher.newFailure() == nil)
     }

@@ -243,8 +243,8 @@ check_purge() {
 # of any fix (a 10 km radius) stands in for a parked car; its probes are an hour apart (a pause before the
 # sensor has heralded two starts probes at that cadence for 10 min, docs/policy.md) and the fallback 30 min
 # away, so a wake within seconds of the edge is the edge's. With `ignition` the line is read for its level
-# (`motion.gpio.ignition`): inactive as the service starts, the engine off, and the journal must say the wake
-# was the ignition's.
+# (`motion.gpio.ignition`): inactive as the service starts, the engine off, and the journal must log both levels
+# and say the wake was the ignition's.
 receiver_state() { emulator_report && grep -o '"state":"[a-zA-Z]*"' <<<"$REPORT" | head -n 1 | cut -d'"' -f4; }
 receiver_down() { case $(receiver_state) in standby | backup | off) true ;; *) sleep 1; false ;; esac }
 receiver_up() { case $(receiver_state) in acquiring | tracking | powerSave) true ;; *) sleep 0.5; false ;; esac }
@@ -278,7 +278,7 @@ JSON
 }
 
 check_motion_line() {
-  local config=/etc/lodestar/lodestar.json saved chip pull t0 since_edge held name=lodestar-motion-line extra="" said
+  local config=/etc/lodestar/lodestar.json saved chip pull t0 t_start since_edge held name=lodestar-motion-line extra="" said
   if [ "${1:-}" = ignition ]; then
     name=lodestar-ignition-line
     extra=', "ignition": true'
@@ -295,6 +295,7 @@ check_motion_line() {
   sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
   sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0$extra }|" "$config"
   t0=$(date +%s)
+  t_start=$t0
   systemctl restart lodestar
   if ! wait_for 120 receiver_down; then
     result "$name" fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
@@ -305,7 +306,8 @@ check_motion_line() {
     since_edge=$(now)
     echo pull-up > "$pull"
     if [[ $held =~ ^(standby|backup|off)$ ]] && wait_for 30 receiver_up \
-      && { [ -z "$extra" ] || { sleep 2; journal_since "$t0" | grep -q 'ignition on'; }; }; then
+      && { [ -z "$extra" ] || { sleep 2; journal_since "$t_start" | grep -q "$chip line 0: ignition off" \
+        && journal_since "$t0" | grep -q "$chip line 0: ignition on" && journal_since "$t0" | grep -q 'regime continuous: ignition on'; }; }; then
       said=$(journal_since "$t0" | grep -m 2 -E 'ignition|hint|probe|regime' | cut -c1-160 | tr '\n' ' ')
       result "$name" pass "down ($held) 15 s with the line still; woke ($(receiver_state)) $(since "$since_edge") s after the edge on /dev/$chip line 0; journal: $said"
     else

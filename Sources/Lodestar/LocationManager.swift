@@ -251,8 +251,7 @@ public final class LocationManager: Sendable {
     }
 
     /// The ignition's level, from a line that says it: the engine on is a hint, and a pause probes as without a
-    /// sensor while it runs; off, a pause
-    /// leaves the departure to the line (docs/contract.md §4, "Ignition").
+    /// sensor while it runs; off, a pause leaves the departure to the line (docs/contract.md §4, "Ignition").
     public func ignition(on: Bool) {
         core.send(.ignition(on: on))
     }

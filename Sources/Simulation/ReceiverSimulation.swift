@@ -270,7 +270,7 @@ public final class SimulationRun {
     private var motionSensor: MotionSensor?
     private var summary = SimulationSummary()
     private var lastInputT: Double?
-    private var lastHintT: Double?
+    private var lastSensorT: Double?
     private var timelineTaken = false
     private var output: (SimulationOutput) -> Void = { _ in }
 
@@ -312,12 +312,13 @@ public final class SimulationRun {
         if case .fix = input { summary.trueFixes += 1 }
         lastInputT = t
         summary.lastT = t
-        // The sensor's hints due by now, each at its instant, with the timers due before it.
-        for hint in motionSensor?.take(until: t) ?? [] {
-            let at = Instant(seconds: max(hint.t, lastHintT ?? hint.t))
+        // The sensor's hints (or the ignition's levels) due by now, each at its instant, with the timers due
+        // before it.
+        for signal in motionSensor?.take(until: t) ?? [] {
+            let at = Instant(seconds: max(signal.t, lastSensorT ?? signal.t))
             driver.advance(to: at, perform: perform)
-            driver.handle(hint.event, at: at, perform: perform)
-            lastHintT = at.seconds
+            driver.handle(signal.event, at: at, perform: perform)
+            lastSensorT = at.seconds
         }
         // Timers first: a wake due by now may bring the receiver up for this fix.
         driver.advance(to: now, perform: perform)

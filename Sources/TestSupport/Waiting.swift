@@ -25,3 +25,17 @@ public func waitUntil(_ what: String, timeout: Double = 20, _ condition: () -> B
         usleep(10_000)
     }
 }
+
+/// Runs `body` on a thread of its own and waits for it without holding one of the test pool's threads. The
+/// pool has as many threads as cores: two tests that compute for a minute take them all, and a loop that
+/// paces an emulated receiver or stamps what arrived must not wait behind them.
+public func onOwnThread<Value: Sendable>(
+    _ body: @escaping @Sendable () throws -> Value
+) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        let started = DetachedThread.start {
+            do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
+        }
+        if !started { continuation.resume(throwing: TimedOut(what: "a thread to start")) }
+    }
+}

@@ -20,13 +20,25 @@ private func collect(_ updates: LocationUpdates) -> Task<[LocationUpdate], Never
     }
 }
 
-/// Updates as they arrive, for a test that waits for one.
+/// Updates as they arrive, for a test that waits for one. Taken on the manager's thread as they are sent: a
+/// task reading the stream waits for the test pool, which other suites' computing can hold for a minute.
 private final class UpdateLog: Sendable {
     let items = Mutex<[LocationUpdate]>([])
+    let ended = Mutex(false)
     var all: [LocationUpdate] { items.withLock { $0 } }
 
-    func follow(_ updates: LocationUpdates) -> Task<Void, Never> {
-        Task { for await update in updates { items.withLock { $0.append(update) } } }
+    init(following manager: LocationManager) {
+        manager.observeUpdates { [self] update in
+            guard let update else { return ended.withLock { $0 = true } }
+            items.withLock { $0.append(update) }
+        }
+    }
+
+    /// Until the manager's last update (after `shutdown`).
+    func waitForTheEnd() async throws {
+        try await onOwnThread { [self] in
+            try waitUntil("the manager's last update", timeout: 30) { ended.withLock { $0 } }
+        }
     }
 }
 
@@ -59,8 +71,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
             source: .gpsd(host: "127.0.0.1", port: String(gpsd.port), device: receiver.devicePath), profile: profile,
             power: ReceiverPowerSetup(connection: .usb, timeouts: PowerControllerTimeouts(wakeTimeout: 30)),
             clockRate: speed, live: LiveOptions(recorder: recorder))
-        let log = UpdateLog()
-        let reader = log.follow(manager.updates)
+        let log = UpdateLog(following: manager)
         manager.startUpdatingLocation(profile.updates)
         receiver.start()
         // Until the car profile has napped and woken once, 10 min of capture at most.
@@ -71,7 +82,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
             try await Task.sleep(for: .milliseconds(50))
         }
         manager.shutdown()
-        await reader.value
+        try await log.waitForTheEnd()
         let all = log.all
         #expect(recorder.finish() == nil)
 
@@ -126,8 +137,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
         let manager = LocationManager(
             source: .gpsd(host: "127.0.0.1", port: String(gpsd.port), device: receiver.devicePath), profile: profile,
             power: nil, clockRate: speed, live: LiveOptions(noFixInterval: 20))
-        let log = UpdateLog()
-        let reader = log.follow(manager.updates)
+        let log = UpdateLog(following: manager)
         let began = monotonicSeconds()
         manager.startUpdatingLocation(profile.updates)
         receiver.start()
@@ -137,7 +147,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
             try await Task.sleep(for: .milliseconds(50))
         }
         manager.shutdown()
-        await reader.value
+        try await log.waitForTheEnd()
         let elapsed = (monotonicSeconds() - began) * speed
         let notices = noFixNotices(log.all)
         #expect(notices.count >= 2 && notices.count <= Int((elapsed - 35) / 20) + 1, "\(notices)")

@@ -26,7 +26,6 @@ final class PoweredRun: @unchecked Sendable {
     final class Collected: Sendable {
         let items = Mutex<[(clock: Double, update: LocationUpdate)]>([])
     }
-    private var reader: Task<Void, Never>?
 
     init(
         capture name: String, profile: Profile, personality: EmulatedReceiver.Personality,
@@ -49,34 +48,42 @@ final class PoweredRun: @unchecked Sendable {
             power: power(receiver), clockRate: speed)
     }
 
-    /// Starts the manager's activities and the receiver, and plays the capture to its end.
+    /// Starts the manager's activities and the receiver, and plays the capture to its end. Updates are stamped
+    /// on the manager's thread as they are sent, and the play is paced on a thread of its own: a test pool
+    /// busy with other suites' computing must not move an update's time nor an unplug's (`onOwnThread`).
     func play(timeout: Double) async throws {
-        let updates = manager.updates
         let receiver = receiver
-        reader = Task { [collected] in
-            for await update in updates { collected.items.withLock { $0.append((receiver.clock, update)) } }
+        let collected = collected
+        let ended = Mutex(false)
+        manager.observeUpdates { update in
+            guard let update else { return ended.withLock { $0 = true } }
+            collected.items.withLock { $0.append((receiver.clock, update)) }
         }
         if profile.updatesEnabled { manager.startUpdatingLocation(profile.updates) }
         if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
         receiver.start()
-        let deadline = monotonicSeconds() + timeout
-        while !receiver.isFinished && !stopEarly() {
-            guard monotonicSeconds() < deadline else { throw TimedOut(what: "the capture played") }
-            try await Task.sleep(for: .milliseconds(50))
+        try await onOwnThread { [self] in
+            defer {
+                receiver.stop()
+                gpsd.stop()
+            }
+            let deadline = monotonicSeconds() + timeout
+            while !receiver.isFinished && !stopEarly() {
+                guard monotonicSeconds() < deadline else { throw TimedOut(what: "the capture played") }
+                usleep(50_000)
+            }
+            manager.shutdown()
+            try waitUntil("the manager's last update", timeout: 30) { ended.withLock { $0 } }
+            // The exit regime's frames are in gpsd's hands once the manager finished: give them time to reach
+            // the receiver before it goes.
+            var heard = receiver.commands.count
+            for _ in 0..<20 {
+                usleep(250_000)
+                let now = receiver.commands.count
+                if now == heard { break }
+                heard = now
+            }
         }
-        manager.shutdown()
-        await reader?.value
-        // The exit regime's frames are in gpsd's hands once the manager finished: give them time to reach the
-        // receiver before it goes.
-        var heard = receiver.commands.count
-        for _ in 0..<20 {
-            try await Task.sleep(for: .milliseconds(250))
-            let now = receiver.commands.count
-            if now == heard { break }
-            heard = now
-        }
-        receiver.stop()
-        gpsd.stop()
     }
 
     /// Writes what happened, for a person looking into a failure.

@@ -5,7 +5,6 @@ import GPSModel
 import Lodestar
 import Policy
 import Receivers
-import Synchronization
 import SystemInterface
 import ReceiverEmulation
 import TestSupport
@@ -17,28 +16,6 @@ private func collect(_ updates: LocationUpdates) -> Task<[LocationUpdate], Never
         var all: [LocationUpdate] = []
         for await update in updates { all.append(update) }
         return all
-    }
-}
-
-/// Updates as they arrive, for a test that waits for one. Taken on the manager's thread as they are sent: a
-/// task reading the stream waits for the test pool, which other suites' computing can hold for a minute.
-private final class UpdateLog: Sendable {
-    let items = Mutex<[LocationUpdate]>([])
-    let ended = Mutex(false)
-    var all: [LocationUpdate] { items.withLock { $0 } }
-
-    init(following manager: LocationManager) {
-        manager.observeUpdates { [self] update in
-            guard let update else { return ended.withLock { $0 = true } }
-            items.withLock { $0.append(update) }
-        }
-    }
-
-    /// Until the manager's last update (after `shutdown`).
-    func waitForTheEnd() async throws {
-        try await onOwnThread { [self] in
-            try waitUntil("the manager's last update", timeout: 30) { ended.withLock { $0 } }
-        }
     }
 }
 
@@ -71,7 +48,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
             source: .gpsd(host: "127.0.0.1", port: String(gpsd.port), device: receiver.devicePath), profile: profile,
             power: ReceiverPowerSetup(connection: .usb, timeouts: PowerControllerTimeouts(wakeTimeout: 30)),
             clockRate: speed, live: LiveOptions(recorder: recorder))
-        let log = UpdateLog(following: manager)
+        let log = ManagerUpdates(manager)
         manager.startUpdatingLocation(profile.updates)
         receiver.start()
         // Until the car profile has napped and woken once, 10 min of capture at most.
@@ -82,7 +59,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
             try await Task.sleep(for: .milliseconds(50))
         }
         manager.shutdown()
-        try await log.waitForTheEnd()
+        try await onOwnThread { try log.waitForTheEnd() }
         let all = log.all
         #expect(recorder.finish() == nil)
 
@@ -137,7 +114,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
         let manager = LocationManager(
             source: .gpsd(host: "127.0.0.1", port: String(gpsd.port), device: receiver.devicePath), profile: profile,
             power: nil, clockRate: speed, live: LiveOptions(noFixInterval: 20))
-        let log = UpdateLog(following: manager)
+        let log = ManagerUpdates(manager)
         let began = monotonicSeconds()
         manager.startUpdatingLocation(profile.updates)
         receiver.start()
@@ -147,7 +124,7 @@ private func noFixNotices(_ updates: [LocationUpdate]) -> [NoFixNotice] {
             try await Task.sleep(for: .milliseconds(50))
         }
         manager.shutdown()
-        try await log.waitForTheEnd()
+        try await onOwnThread { try log.waitForTheEnd() }
         let elapsed = (monotonicSeconds() - began) * speed
         let notices = noFixNotices(log.all)
         #expect(notices.count >= 2 && notices.count <= Int((elapsed - 35) / 20) + 1, "\(notices)")

@@ -20,12 +20,8 @@ final class PoweredRun: @unchecked Sendable {
     let receiver: EmulatedReceiver
     let manager: LocationManager
     let profile: Profile
-    /// Every update, with the emulator's clock when it arrived.
-    private let collected = Collected()
-
-    final class Collected: Sendable {
-        let items = Mutex<[(clock: Double, update: LocationUpdate)]>([])
-    }
+    /// Every update, with the emulator's clock when it was sent.
+    private let collected: ManagerUpdates
 
     init(
         capture name: String, profile: Profile, personality: EmulatedReceiver.Personality,
@@ -46,19 +42,13 @@ final class PoweredRun: @unchecked Sendable {
                 host: "127.0.0.1", port: String(gpsd.port), device: watchEveryDevice ? nil : receiver.devicePath),
             profile: profile,
             power: power(receiver), clockRate: speed)
+        collected = ManagerUpdates(manager) { [receiver] in receiver.clock }
     }
 
     /// Starts the manager's activities and the receiver, and plays the capture to its end. Updates are stamped
     /// on the manager's thread as they are sent, and the play is paced on a thread of its own: a test pool
     /// busy with other suites' computing must not move an update's time nor an unplug's (`onOwnThread`).
     func play(timeout: Double) async throws {
-        let receiver = receiver
-        let collected = collected
-        let ended = Mutex(false)
-        manager.observeUpdates { update in
-            guard let update else { return ended.withLock { $0 = true } }
-            collected.items.withLock { $0.append((receiver.clock, update)) }
-        }
         if profile.updatesEnabled { manager.startUpdatingLocation(profile.updates) }
         if profile.significantChange { manager.startMonitoringSignificantLocationChanges() }
         receiver.start()
@@ -73,7 +63,7 @@ final class PoweredRun: @unchecked Sendable {
                 usleep(50_000)
             }
             manager.shutdown()
-            try waitUntil("the manager's last update", timeout: 30) { ended.withLock { $0 } }
+            try collected.waitForTheEnd()
             // The exit regime's frames are in gpsd's hands once the manager finished: give them time to reach
             // the receiver before it goes.
             var heard = receiver.commands.count
@@ -108,7 +98,7 @@ final class PoweredRun: @unchecked Sendable {
     var unplugged = false
     var replugAt: Double?
 
-    var updates: [(clock: Double, update: LocationUpdate)] { collected.items.withLock { $0 } }
+    var updates: [(clock: Double, update: LocationUpdate)] { collected.stamped }
     var powerEvents: [(clock: Double, event: PowerEvent)] {
         updates.compactMap { if case .power(let event) = $0.update { ($0.clock, event) } else { nil } }
     }
@@ -120,6 +110,29 @@ final class PoweredRun: @unchecked Sendable {
         updates.compactMap {
             if case .transmitted(let bytes, let name) = $0.update, bytes != RegimeWake.preamble { name } else { nil }
         }
+    }
+}
+
+/// A manager's updates, taken on its own thread as they are sent and stamped there with `clock`: a task
+/// reading the stream waits for the test pool, which other suites' computing can hold for a minute.
+final class ManagerUpdates: Sendable {
+    private let items = Mutex<[(clock: Double, update: LocationUpdate)]>([])
+    private let ended = Mutex(false)
+
+    /// Before the manager starts anything, so no update is missed.
+    init(_ manager: LocationManager, clock: @escaping @Sendable () -> Double = { 0 }) {
+        manager.observeUpdates { [self] update in
+            guard let update else { return ended.withLock { $0 = true } }
+            items.withLock { $0.append((clock(), update)) }
+        }
+    }
+
+    var stamped: [(clock: Double, update: LocationUpdate)] { items.withLock { $0 } }
+    var all: [LocationUpdate] { items.withLock { $0.map(\.update) } }
+
+    /// Blocks until the manager's last update (after `shutdown`).
+    func waitForTheEnd() throws {
+        try waitUntil("the manager's last update", timeout: 30) { ended.withLock { $0 } }
     }
 }
 

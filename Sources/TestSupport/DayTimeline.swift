@@ -1,4 +1,5 @@
 import Capture
+import Foundation
 import GPSModel
 import ReceiverEmulation
 import Simulation
@@ -86,17 +87,21 @@ public enum DayTimeline {
     }
 
     /// The true track of a day made of `pieces`, for evaluating a profile on it (the day benchmark and its
-    /// test): each drive moved to start where the day stands, one second after its last fix; each parked
+    /// test): each drive moved to start where the day stands, one second after its last fix, and after a park
+    /// begun from rest if its recording starts at speed (`startedFromRest`); each parked
     /// stretch repeats its recording with every repetition's first fix on the spot where the car stopped,
     /// so a stationary receiver's wander stays around the spot and does not drift away with each repetition.
     public static func track(_ pieces: [Piece], start: UTCTime = UTCTime(seconds: 1_780_293_600)) throws -> TrueTrack {
         var points: [(t: Double, location: Location)] = []
         var t = -1.0
         var here: (latitude: Double, longitude: Double)?
+        var afterPark = false
         for piece in pieces {
             switch piece {
             case .drive(let name):
-                let drive = try locations(of: name)
+                var drive = try locations(of: name)
+                if afterPark { drive = startedFromRest(drive) }
+                afterPark = false
                 add(drive, at: t + 1, from: here, upTo: .infinity, into: &points, start: start)
                 if let last = points.last { (t, here) = (last.t, (last.location.latitude, last.location.longitude)) }
             case .parked(let name, let hours):
@@ -110,9 +115,51 @@ public enum DayTimeline {
                     if t <= before { break }  // nothing fits any more
                 }
                 t = max(t, end)
+                afterPark = true
             }
         }
         return TrueTrack(points: points)
+    }
+
+    /// m/s²: how a drive that follows a park pulls away when its recording starts at speed (`startedFromRest`).
+    /// An ordinary start from a parking space; gentler starts would flatter how soon a departure is seen.
+    public static let startAcceleration = 2.0
+
+    /// `drive` begun from rest when its recording starts at speed (the Reno recording starts at 23 m/s): no car
+    /// leaves a park at motorway speed, and with a teleport the departure's figures (how far the car went
+    /// before the application saw it) would measure the jump, not the policy. A start along the first fix's
+    /// course at about `startAcceleration`, whole seconds long, ends on the first fix at its speed; the
+    /// recording follows unchanged, later by the start's length.
+    static func startedFromRest(_ drive: [(t: Double, location: Location)]) -> [(t: Double, location: Location)] {
+        guard let first = drive.first?.location, let speed = first.speed, speed > 1,
+            let course = first.course ?? drive.first(where: { Geodesy.distance(from: first, to: $0.location) > 5 })
+                .map({ bearing(from: first, to: $0.location) })
+        else { return drive }
+        let seconds = (speed / startAcceleration).rounded(.up)
+        let acceleration = speed / seconds
+        let length = acceleration * seconds * seconds / 2
+        let back = (course + 180) * .pi / 180
+        let metresPerDegree = 111_320.0
+        var start: [(t: Double, location: Location)] = []
+        for step in 0..<Int(seconds) {
+            let elapsed = Double(step)
+            let behind = length - acceleration * elapsed * elapsed / 2
+            var location = first
+            location.latitude += behind * cos(back) / metresPerDegree
+            location.longitude += behind * sin(back) / (metresPerDegree * cos(first.latitude * .pi / 180))
+            location.speed = acceleration * elapsed
+            location.course = course
+            start.append((elapsed, location))
+        }
+        return start + drive.map { ($0.t + seconds, $0.location) }
+    }
+
+    /// Degrees clockwise from north, from `a` towards `b` (near enough for a few hundred metres).
+    private static func bearing(from a: Location, to b: Location) -> Double {
+        let north = b.latitude - a.latitude
+        let east = (b.longitude - a.longitude) * cos(a.latitude * .pi / 180)
+        let degrees = atan2(east, north) * 180 / .pi
+        return degrees < 0 ? degrees + 360 : degrees
     }
 
     /// A recording's locations, as the live pipeline assembles them, seconds from its first.

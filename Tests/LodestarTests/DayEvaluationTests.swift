@@ -103,6 +103,41 @@ import Testing
         #expect(parks.allSatisfy { $0.departure != nil && $0.seenAfter != nil })
     }
 
+    /// A drive whose recording starts at speed leaves a park from rest: the Reno recording starts at 23 m/s,
+    /// and with that jump a departure's figures measured the teleport, not how soon the policy saw the car go.
+    /// The start accelerates at no more than `DayTimeline.startAcceleration`, its positions a second apart as
+    /// far as its speeds carry the car, and ends on the recording's first fix at that fix's speed.
+    @Test func aDriveThatStartsAtSpeedLeavesAParkFromRest() throws {
+        let reno = "garmin-drive-reno-tahoe-2h43m.nmea"
+        let alone = try DayTimeline.track([.drive(reno)]).points
+        let first = try #require(alone.first?.location)
+        let speed = try #require(first.speed)
+        #expect(speed > 20, "the recording starts at \(speed) m/s")
+        let parked = 900.0
+        let day = try DayTimeline.track([.parked("garmin-gps15h-static-12m.nmea", hours: parked / 3600), .drive(reno)])
+        let drive = day.points.filter { $0.t >= parked }
+        let steps = Int((speed / DayTimeline.startAcceleration).rounded(.up))
+        #expect(drive.count > steps + 1)
+        guard drive.count > steps + 1 else { return }
+        #expect(drive[0].location.speed == 0)
+        for k in 1...steps {
+            let (before, after) = (drive[k - 1], drive[k])
+            #expect(after.t - before.t == 1)
+            let gain = (after.location.speed ?? 0) - (before.location.speed ?? 0)
+            #expect(gain > 0 && gain <= DayTimeline.startAcceleration + 1e-9, "speed gained \(gain) m/s at \(k)")
+            let metres = Geodesy.distance(from: before.location, to: after.location)
+            let expected = ((before.location.speed ?? 0) + (after.location.speed ?? 0)) / 2
+            #expect(abs(metres - expected) < 0.5, "\(metres) m in second \(k), \(expected) m expected")
+        }
+        #expect(drive[steps].location.speed == speed)
+        // The recording follows unchanged: its fixes as far apart as alone, from the start's end on.
+        for k in 1..<10 {
+            let together = Geodesy.distance(from: drive[steps + k - 1].location, to: drive[steps + k].location)
+            let apart = Geodesy.distance(from: alone[k - 1].location, to: alone[k].location)
+            #expect(abs(together - apart) < 0.01)
+        }
+    }
+
     /// The car profile's day, held where it stands: its charge against the oracle, over the day and parked,
     /// how far the car went before a departure was seen, and the worst staleness. The figures it is held to
     /// are the ones it has now, with a little room (docs/policy.md gives them and the goals).
@@ -120,16 +155,16 @@ import Testing
         print(Self.line(car, profile: "car"))
         guard Self.parkHours == [8, 12], Self.drive == nil else { return }  // the bounds below are this day's
         let parking = car.parking
-        // Measured: 2.42 for the day, 34.3 parked and 1.20 moving; departures seen after 76 m p50, 1,209 m max
-        // (the Reno recording starts at motorway speed, so its departure runs 20 m/s from the first second);
-        // the worst staleness 1,309 m, at that departure. The goals are 1.3x, 200 m and 3x the bound.
+        // Measured: 2.42 for the day, 34.3 parked and 1.20 moving; departures seen after 76 m p50, 1,070 m max
+        // (the Reno drive, which reaches 23 m/s 12 s after it leaves: a probe a minute finds it late); the
+        // worst staleness 1,174 m, at that departure. The goals are 1.3x, 200 m and 3x the bound.
         #expect(car.policy.energy <= 2.5 * car.oracle.energy, "day: \(car.policy.energy) mAh, oracle \(car.oracle.energy)")
         #expect(parking.energyParked <= 36 * parking.oracleEnergyParked, "parked: \(parking.energyParked) mAh")
         #expect(parking.energyMoving <= 1.3 * parking.oracleEnergyMoving, "moving: \(parking.energyMoving) mAh")
         let latency = try #require(parking.departureLatency, "no departure was seen")
-        #expect(latency.metres[2] <= 1300, "departures seen after \(latency.metres) m")
+        #expect(latency.metres[2] <= 1150, "departures seen after \(latency.metres) m")
         #expect(parking.unseenDepartures == 0)
-        #expect(car.policy.staleness.max <= 1400, "max staleness \(car.policy.staleness.max) m")
+        #expect(car.policy.staleness.max <= 1250, "max staleness \(car.policy.staleness.max) m")
     }
 
     /// The aircraft descent's slow taxi after landing, with a sensor 2 s late: a hint's probe that finds the
@@ -145,12 +180,12 @@ import Testing
     /// With a motion sensor the car profile is down while parked until a hint, and a hint's probe sees the
     /// departure: the day near the oracle and the departures seen within tens of metres. A sensor 2 s late that
     /// misses nothing, and keeps firing while a drive has no fix (the receiver kept up there), holds the tight
-    /// figures: 1.22x the oracle, departures after 17 m at p50 (10 m before stops were napped out on the
-    /// sensor's word: one Reno stand's creeping start fired the model's hint 2 s after the plain nap's wake)
-    /// and 44 m at most, the worst staleness 262 m (within three times the bound). One that also misses one
-    /// firing in five and fires twice an hour standing: 1.23x, departures after 17 m at p50 and 44 m at most,
-    /// but a worst staleness of 855 m (which firings it misses moves these: on Munich it missed the start before
-    /// a gap in the sky, and a missed start is seen at the next firing, 30 s later in the model). A dead sensor
+    /// figures: 1.22x the oracle, departures after 0 m at p50 and 27 m at most (the goal is 30 m), the worst
+    /// staleness 262 m (within three times the bound). One that also misses one firing in five and fires twice
+    /// an hour standing: 1.26x, departures after 0 m at p50 and 27 m at most, but a worst staleness of 855 m
+    /// (which firings it misses moves these: on Munich it missed the start before a gap in the sky, and a
+    /// missed start is seen at the next firing, 30 s later in the model). Its day is a draw of the model's
+    /// misses and false alarms: over seeds 1 to 8, 1.23 to 1.31, median 1.255; seed 1, held here, 1.26. A dead sensor
     /// still has every departure found, by its pauses' first 10 min of probes or the fallback (the worst 900 s
     /// late, 1,708 s when only the fallback probed); one that fires every
     /// second costs a few probes an hour (4.7 wakes per parked hour), not a probe a second.
@@ -162,15 +197,15 @@ import Testing
         #expect(prompt.policy.energy <= 1.24 * prompt.oracle.energy, "day: \(prompt.policy.energy) mAh")
         let promptLatency = try #require(prompt.parking.departureLatency)
         #expect(
-            promptLatency.metres[2] <= 50 && promptLatency.metres[0] <= 20 && prompt.parking.unseenDepartures == 0,
+            promptLatency.metres[2] <= 30 && promptLatency.metres[0] <= 10 && prompt.parking.unseenDepartures == 0,
             "\(promptLatency)")
         #expect(prompt.policy.staleness.max <= 3 * prompt.bound, "max staleness \(prompt.policy.staleness.max) m")
         let sensor = try Self.evaluate(
             "car", on: day, sensor: MotionSensorModel(latency: 2, missProbability: 0.2, falseAlarmsPerHour: 2))
         print(Self.line(sensor, profile: "car+sensor(2:0.2:2)"))
-        #expect(sensor.policy.energy <= 1.25 * sensor.oracle.energy, "day: \(sensor.policy.energy) mAh")
+        #expect(sensor.policy.energy <= 1.28 * sensor.oracle.energy, "day: \(sensor.policy.energy) mAh")
         let latency = try #require(sensor.parking.departureLatency)
-        #expect(latency.metres[2] <= 60 && sensor.parking.unseenDepartures == 0, "\(latency)")
+        #expect(latency.metres[2] <= 30 && sensor.parking.unseenDepartures == 0, "\(latency)")
         let dead = try Self.evaluate("car", on: day, sensor: MotionSensorModel(missProbability: 1))
         #expect(dead.parking.unseenDepartures == 0)
         #expect((dead.parking.departureLatency?.seconds[2] ?? .infinity) <= 1800 + 60, "\(String(describing: dead.parking.departureLatency))")
@@ -186,7 +221,7 @@ import Testing
     /// 30 min fallback lost the car for 1,363 m. The day costs 1.38 times the oracle. Read for its level
     /// (`motion.gpio.ignition`), the line also says when the engine went off: a pause with the engine off leaves
     /// the departure to the line at once, and one with it running probes as without a sensor to its end. The
-    /// day then costs 1.37 times the oracle, the departures are seen within 44 m (141 m for the edges alone),
+    /// day then costs 1.37 times the oracle, the departures are seen within 27 m (141 m for the edges alone),
     /// and the worst staleness is 262 m, within three times the bound.
     @Test func withAnIgnitionLineAQueueWithTheEngineRunningIsStillLeft() throws {
         guard Self.parkHours == [8, 12], Self.drive == nil else { return }
@@ -202,6 +237,6 @@ import Testing
         #expect(level.policy.staleness.max <= 3 * level.bound, "max staleness \(level.policy.staleness.max) m")
         #expect(level.policy.energy <= 1.39 * level.oracle.energy, "day: \(level.policy.energy) mAh")
         let latency = try #require(level.parking.departureLatency)
-        #expect(latency.metres[2] <= 50 && level.parking.unseenDepartures == 0, "\(latency)")
+        #expect(latency.metres[2] <= 30 && level.parking.unseenDepartures == 0, "\(latency)")
     }
 }

@@ -6,7 +6,7 @@
 # seen (p50/p95/max over the parks, the Reno drive's own stands included), and staleness. A drive after a park
 # leaves from rest (DayTimeline.startAcceleration) when its recording starts at speed, as Reno's does.
 #   bench/day.sh [--parks N,M]... [--drive RECORDING]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
-#                [--sensor L:M:F | --sensor ignition:L:OFF | --sensor ignition-level:L:OFF]...
+#                [--sensor L:M:F | --sensor ignition:L:OFF | --sensor ignition-level:L:OFF]... [--receiver MODEL]...
 #   (defaults: --parks 8,12 --parks 1,1, every built-in profile)
 # --drive evaluates a recording of Tests/Fixtures/captures alone instead of the day, one line each, e.g. each
 # drive with and without a motion sensor:
@@ -19,6 +19,8 @@
 # an ignition line instead: one firing, L seconds late, as a trip starts, the engine taken to run through stands
 # shorter than OFF seconds (e.g. --sensor ignition:2:180). ignition-level:L:OFF is that line read for its level
 # (motion.gpio.ignition): the engine on as the trip starts, off once it has stood OFF seconds.
+# --receiver adds, for each profile, a variant with another built-in receiver model (mt3339, ublox6, sirf4,
+# generic-nmea), the profile's policy unchanged, e.g. how a MediaTek parks: bench/day.sh -p car --receiver mt3339
 # Each day and profile takes about 15 s (the debug test build evaluates the baselines too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,7 @@ profiles=()
 probes=()
 sensors=()
 drives=()
+receivers=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --parks) parks+=("$2"); shift 2 ;;
@@ -35,6 +38,7 @@ while [ "$#" -gt 0 ]; do
     --probe) probes+=("$2"); shift 2 ;;
     --sensor) sensors+=("$2"); shift 2 ;;
     --drive) drives+=("$2"); shift 2 ;;
+    --receiver) receivers+=("$2"); shift 2 ;;
     *) echo "bench/day.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -51,10 +55,20 @@ for probe in "${probes[@]}"; do
     profiles+=("$variants/$profile@$probe.json")
   done
 done
+for receiver in "${receivers[@]}"; do
+  for profile in "${base[@]}"; do
+    "$lodestar" profiles show "$profile" | python3 -c '
+import json, sys
+profile = json.load(sys.stdin)
+profile["receiver"] = {"model": sys.argv[1]}  # the built-in model, every value of it
+json.dump(profile, open(sys.argv[2], "w"), indent=2)' "$receiver" "$variants/$profile~$receiver.json"
+    profiles+=("$variants/$profile~$receiver.json")
+  done
+done
 evaluate() {
   LODESTAR_DAY_PROFILES="${profiles[*]}" LODESTAR_DAY_SENSORS="${sensors[*]}" \
     swift test --skip-build --filter 'DayEvaluationTests/theCarProfilesDayHoldsItsFigures' 2>&1 \
-    | grep -E "^day:|✘|Expectation failed" | sed -e "s|$variants/||" -e 's/\.json / /'
+    | grep -E "^day:|✘|Expectation failed" | sed -e "s|$variants/||" -e 's/\.json\([ +]\)/\1/'
 }
 if [ "${#drives[@]}" -gt 0 ]; then
   for drive in "${drives[@]}"; do

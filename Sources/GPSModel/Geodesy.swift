@@ -26,4 +26,22 @@ public enum Geodesy {
     public static func distance(from a: Location, to b: Location) -> Double {
         distance(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
     }
+
+    /// Metres north and east of `origin` on a local plane: exact enough over a few hundred metres.
+    public static func offset(of location: Location, from origin: Location) -> (north: Double, east: Double) {
+        let metresPerDegree = meanEarthRadius * .pi / 180
+        let north = (location.latitude - origin.latitude) * metresPerDegree
+        let east = (location.longitude - origin.longitude) * metresPerDegree * cos(origin.latitude * .pi / 180)
+        return (north, east)
+    }
+
+    /// The coordinate `north` and `east` metres from `origin` on the same local plane as `offset`.
+    public static func coordinate(
+        north: Double, east: Double, from origin: Location
+    ) -> (latitude: Double, longitude: Double) {
+        let metresPerDegree = meanEarthRadius * .pi / 180
+        let latitude = origin.latitude + north / metresPerDegree
+        let longitude = origin.longitude + east / (metresPerDegree * max(cos(origin.latitude * .pi / 180), 1e-6))
+        return (latitude, longitude)
+    }
 }

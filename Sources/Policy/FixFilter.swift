@@ -201,8 +201,8 @@ struct StationaryDetector: Sendable {
     var anchor: Location? {
         guard let origin, let last, count > 0 else { return nil }
         var location = last
-        let (latitude, longitude) = Self.coordinate(
-            north: sum.north / Double(count), east: sum.east / Double(count), origin: origin)
+        let (latitude, longitude) = Geodesy.coordinate(
+            north: sum.north / Double(count), east: sum.east / Double(count), from: origin)
         location.latitude = latitude
         location.longitude = longitude
         return location
@@ -216,7 +216,7 @@ struct StationaryDetector: Sendable {
             restart(at: location, now: now)
             return 0
         }
-        let point = Self.offset(of: location, from: origin)
+        let point = Geodesy.offset(of: location, from: origin)
         let centroid = (north: sum.north / Double(count), east: sum.east / Double(count))
         // The allowance is capped at the radius so a very inaccurate fix cannot count as "within" at any distance.
         let accuracy = FixFilter.accuracy(of: location)
@@ -279,20 +279,6 @@ struct StationaryDetector: Sendable {
 
     private static func length(_ north: Double, _ east: Double) -> Double { (north * north + east * east).squareRoot() }
 
-    /// Metres north and east of `origin` on a local plane: exact enough over a stationary radius.
-    private static func offset(of location: Location, from origin: Location) -> (north: Double, east: Double) {
-        let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
-        let north = (location.latitude - origin.latitude) * metresPerDegree
-        let east = (location.longitude - origin.longitude) * metresPerDegree * cos(origin.latitude * .pi / 180)
-        return (north, east)
-    }
-
-    private static func coordinate(north: Double, east: Double, origin: Location) -> (Double, Double) {
-        let metresPerDegree = Geodesy.meanEarthRadius * .pi / 180
-        let latitude = origin.latitude + north / metresPerDegree
-        let longitude = origin.longitude + east / (metresPerDegree * max(cos(origin.latitude * .pi / 180), 1e-6))
-        return (latitude, longitude)
-    }
 }
 
 /// Words for durations and distances in reasons: "5 min", "45 s", "212 m", "1.2 km".

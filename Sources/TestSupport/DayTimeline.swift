@@ -139,14 +139,13 @@ public enum DayTimeline {
         let acceleration = speed / seconds
         let length = acceleration * seconds * seconds / 2
         let back = (course + 180) * .pi / 180
-        let metresPerDegree = 111_320.0
         var start: [(t: Double, location: Location)] = []
         for step in 0..<Int(seconds) {
             let elapsed = Double(step)
             let behind = length - acceleration * elapsed * elapsed / 2
             var location = first
-            location.latitude += behind * cos(back) / metresPerDegree
-            location.longitude += behind * sin(back) / (metresPerDegree * cos(first.latitude * .pi / 180))
+            (location.latitude, location.longitude) = Geodesy.coordinate(
+                north: behind * cos(back), east: behind * sin(back), from: first)
             location.speed = acceleration * elapsed
             location.course = course
             start.append((elapsed, location))
@@ -156,8 +155,7 @@ public enum DayTimeline {
 
     /// Degrees clockwise from north, from `a` towards `b` (near enough for a few hundred metres).
     private static func bearing(from a: Location, to b: Location) -> Double {
-        let north = b.latitude - a.latitude
-        let east = (b.longitude - a.longitude) * cos(a.latitude * .pi / 180)
+        let (north, east) = Geodesy.offset(of: b, from: a)
         let degrees = atan2(east, north) * 180 / .pi
         return degrees < 0 ? degrees + 360 : degrees
     }

@@ -3,6 +3,7 @@
 
     rig.py run --run-dir DIR --kernel F --initrd F --disk run.qcow2 --payload payload.img
                --emulator CMD --profile NAME --capture FILE [--connection usb|uart] [--timeout S]
+               [--boot-timeout S]
     rig.py stand-in-emulator --profile NAME --capture FILE [--speed N] [--connection usb|uart]
 
 `run` starts the emulated receiver and qemu, and serves the scenario's requests on the control channel
@@ -30,6 +31,10 @@ Each request gets one answer line, "ok ..." or "error ...". The emulator is star
 on SIGUSR1, and a last one on SIGTERM (logged at the end). The exit status is 0 when results came, none
 failed and `done` came; 1 otherwise (a timeout, qemu gone early); 128+N after signal N. qemu and the emulator
 are killed on every way out.
+
+A boot that has not said hello within --boot-timeout seconds (default 240; a boot under TCG says it in about
+20 s) is killed and started again, twice at most: qemu under TCG has been seen to stop for good at SeaBIOS's
+"Booting from ROM...", before the guest's kernel ran, and a second start boots.
 
 `stand-in-emulator` is a plain NMEA receiver for the rig's own checks, used when the project's
 receiver-emulator is not built: it plays a raw NMEA log's sentences on a new pty, one fix a second, prints
@@ -85,6 +90,8 @@ class Rig:
         self.qemu = None
         self.qemu_started = None
         self.boots = 0
+        self.hello_seen = False
+        self.boot_retries = 0
         self.emulator = None
         self.emulator_lines = []
         self.emulator_buffer = b""
@@ -210,6 +217,7 @@ class Rig:
         self.qemu = subprocess.Popen(self.qemu_command(), stdin=subprocess.DEVNULL, stdout=self.console,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         self.qemu_started = time.monotonic()
+        self.hello_seen = False
         self.say("qemu: started (boot %d, pid %d)" % (self.boots, self.qemu.pid))
         self.ctl = self.connect(self.ctl_path)
         self.ctl_buffer = b""
@@ -347,6 +355,7 @@ class Rig:
     def handle(self, line):
         command, _, rest = line.partition(" ")
         if command == "hello":
+            self.hello_seen = True
             self.say("guest: hello %s (%.1f s after qemu started)" % (rest, time.monotonic() - self.qemu_started))
             return "ok"
         if command == "log":
@@ -451,6 +460,15 @@ class Rig:
                     continue
                 return
             now = time.monotonic()
+            if (not self.hello_seen and now - self.qemu_started > self.args.boot_timeout
+                    and self.boot_retries < 2):
+                self.boot_retries += 1
+                self.say("qemu: no hello %.0f s after it started; killing it and starting it again (retry %d)"
+                         % (now - self.qemu_started, self.boot_retries))
+                kill(self.qemu)
+                self.drop_qemu_sockets()
+                self.start_qemu()
+                continue
             if now > deadline:
                 self.say("timeout: the VM ran past %d s; killing qemu" % self.args.timeout)
                 return
@@ -465,9 +483,10 @@ class Rig:
             self.say("emulator: last report: " + report)
         kill(self.emulator)
         failed = [r for r in self.results if r[1] == "fail"]
-        self.say("summary: %d results, %d failed, done %s, bytes to guest %d, from guest %d, dropped %d"
+        self.say("summary: %d results, %d failed, done %s, bytes to guest %d, from guest %d, dropped %d, "
+                 "boots retried %d"
                  % (len(self.results), len(failed), "yes" if self.done else "no", self.counters["to_guest"],
-                    self.counters["from_guest"], self.counters["dropped"]))
+                    self.counters["from_guest"], self.counters["dropped"], self.boot_retries))
         for name, _, detail in failed:
             self.say("FAILED %s: %s" % (name, detail))
         if not self.done:
@@ -596,6 +615,7 @@ def main():
     r.add_argument("--profile", default="car")
     r.add_argument("--connection", default="usb", choices=("usb", "uart"))
     r.add_argument("--timeout", type=float, default=1800)
+    r.add_argument("--boot-timeout", type=float, default=240)
     e = sub.add_parser("stand-in-emulator")
     e.add_argument("--profile", default="car")
     e.add_argument("--capture", required=True)

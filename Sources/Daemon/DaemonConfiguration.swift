@@ -32,8 +32,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The least a message must matter to reach the journal: `info` (the default) logs every regime change,
     /// `notice` only starts, stops, reloads and what went wrong, `debug` also each command sent to the receiver.
     public var logLevel: Logger.Level = .info
-    /// A motion sensor's or the ignition's GPIO line; nil: none, and a pause wakes the receiver for probes.
+    /// A motion sensor's or the ignition's GPIO line (`motion.gpio`); nil: none.
     public var motion: MotionSettings?
+    /// An accelerometer read through Linux IIO (`motion.iio`); nil: none. With neither source a pause wakes the
+    /// receiver for probes.
+    public var motionIIO: IIOMotionSettings?
 
     public init() {}
 
@@ -52,6 +55,20 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// not only the edge of its start.
         public var ignition: Bool = false
         public init(line: Int) { self.line = line }
+    }
+
+    /// An accelerometer whose samples tell of motion (docs/config.md, `motion.iio`), as a GPIO line's edges do.
+    public struct IIOMotionSettings: Sendable, Equatable {
+        /// The device's folder under /sys/bus/iio/devices (`iio:device0`), a path to it, or its driver's name
+        /// (`mpu6050`).
+        public var device: String
+        /// m/s²: how far a sample must differ from the recent average to be motion.
+        public var threshold: Double = 0.5
+        /// Seconds between samples.
+        public var sampleInterval: Double = 0.2
+        /// Seconds in which further motion after a hint is one with it.
+        public var debounce: Double = 1
+        public init(device: String) { self.device = device }
     }
 
     /// The location store: a SQLite file, bounded by size and age; the oldest rows every uploader has go first.

@@ -36,6 +36,17 @@ extension DaemonConfigurationSchema {
             level is read as the run starts and after each change: the engine off leaves a parked pause to the line, \
             running keeps its probes ([policy.md](policy.md#motion-hints)). The daemon runs the profile with \
             `policy.motion.sensor` on.
+
+            `motion.iio` is null or `{"device": "mpu6050", "threshold": 0.5, "sampleInterval": 0.2, "debounce": 1}`: \
+            an accelerometer with a Linux IIO driver, sampled. `device`: required, the device's folder under \
+            `/sys/bus/iio/devices` (`"iio:device0"`), an absolute path to one, or the name its driver gives it (its \
+            `name` file: `"mpu6050"`, `"adxl345"`); `threshold`: \
+            \(ConfigurationRanges.accelerationThreshold.allowed), default 0.5 (a sample that differs from the average \
+            of the last seconds by more than this is motion; the average follows gravity and how the sensor is \
+            mounted); `sampleInterval`: \(ConfigurationRanges.sampleInterval.allowed), default 0.2; `debounce`: as \
+            for `motion.gpio`. Motion is a hint, as an edge of `motion.gpio` is. One motion source at a time: \
+            `motion.gpio` or `motion.iio`. An accelerometer's motion interrupt pin, where its driver does not give \
+            it to IIO, can go to `motion.gpio` instead, and then nothing is sampled.
             """
         ),
         "outputs": (

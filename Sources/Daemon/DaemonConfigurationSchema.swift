@@ -160,6 +160,11 @@ package enum DaemonConfigurationSchema {
                 read: { $0.motion($1, at: $2, &$3) }, write: motionValue,
                 "A motion sensor's or the ignition's GPIO line: with one, a pause keeps the receiver down until the "
                     + "line stirs ([policy.md](policy.md#motion-hints)). null: none."),
+            .custom(
+                "motion.iio", \.motionIIO, type: "null or object", allowed: "see below",
+                read: { $0.motionIIO($1, at: $2, &$3) }, write: motionIIOValue,
+                "An accelerometer read through Linux IIO, sampled: with one, a pause keeps the receiver down until "
+                    + "it stirs, as with `motion.gpio`. null: none."),
             .text("outputs.jsonl.path", \.outputs.jsonl.orDefault.path, .path, "The file; relative: under `stateDirectory`."),
         ] + rotation("outputs.jsonl", \.outputs.jsonl.orDefault.rotation) + [
             Key(
@@ -288,6 +293,14 @@ package enum DaemonConfigurationSchema {
                 ("activeLow", .bool(activeLow)),
             ])
         }
+    }
+
+    private static func motionIIOValue(_ motion: DaemonConfiguration.IIOMotionSettings?) -> JSONValue {
+        guard let motion else { return .null }
+        return .object([
+            ("device", .string(motion.device)), ("threshold", .number(motion.threshold)),
+            ("sampleInterval", .number(motion.sampleInterval)), ("debounce", .number(motion.debounce)),
+        ])
     }
 
     private static func motionValue(_ motion: DaemonConfiguration.MotionSettings?) -> JSONValue {

@@ -12,6 +12,8 @@ enum ConfigurationRanges {
     static let port = NumberRange(1...65_535, integer: true)
     static let gpioLine = NumberRange(0...4_095, integer: true)
     static let motionDebounce = NumberRange(0...3_600, unit: "seconds")
+    static let accelerationThreshold = NumberRange(0.01...100, unit: "m/s²")
+    static let sampleInterval = NumberRange(0.01...60, unit: "seconds")
     static let maxBytes = NumberRange(4_096...1_099_511_627_776, unit: "bytes", integer: true)
     static let keep = NumberRange(1...100_000, unit: "files", integer: true)
     static let fsyncInterval = NumberRange(0...3_600, unit: "seconds")

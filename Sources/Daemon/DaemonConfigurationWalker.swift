@@ -217,6 +217,43 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         target = motion
     }
 
+    /// `{"device": …, "threshold": …, "sampleInterval": …, "debounce": …}`: only `device` is required.
+    mutating func motionIIO(_ value: JSONValue, at path: String, _ target: inout DaemonConfiguration.IIOMotionSettings?) {
+        if case .null = value {
+            target = nil
+            return
+        }
+        guard case .object = value else {
+            report(path, "is \(value.typeName), not an object (allowed: null for none, or an object with a device)")
+            return
+        }
+        guard let keys = members(value, at: path, keys: ["device", "threshold", "sampleInterval", "debounce"]) else {
+            return
+        }
+        guard let deviceValue = keys["device"] else {
+            report(Self.join(path, "device"), "is missing (allowed: an IIO device such as \"iio:device0\" or \"mpu6050\")")
+            return
+        }
+        guard let device = string(deviceValue, at: Self.join(path, "device"), .name) else { return }
+        var motion = DaemonConfiguration.IIOMotionSettings(device: device)
+        if let value = keys["threshold"],
+            let number = number(value, at: Self.join(path, "threshold"), ConfigurationRanges.accelerationThreshold, null: nil)
+        {
+            motion.threshold = number
+        }
+        if let value = keys["sampleInterval"],
+            let seconds = number(value, at: Self.join(path, "sampleInterval"), ConfigurationRanges.sampleInterval, null: nil)
+        {
+            motion.sampleInterval = seconds
+        }
+        if let value = keys["debounce"],
+            let seconds = number(value, at: Self.join(path, "debounce"), ConfigurationRanges.motionDebounce, null: nil)
+        {
+            motion.debounce = seconds
+        }
+        target = motion
+    }
+
     /// A port number, or a service name as a string (`"gpsd"`); a number in a string is kept as a number.
     mutating func port(_ value: JSONValue, at path: String, _ target: inout String) {
         let allowed = "\(ConfigurationRanges.port.allowed), or a service name such as \"gpsd\""
@@ -277,6 +314,9 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
                 == DaemonConfiguration.resolve(capture.path, under: configuration.stateDirectory)
         {
             report("outputs.capture.path", "is the same file as outputs.jsonl.path (allowed: another file)")
+        }
+        if configuration.motion != nil, configuration.motionIIO != nil {
+            report("motion.iio", "is set, and so is motion.gpio (allowed: one motion source, the other null)")
         }
         let upload = configuration.upload
         if configuration.store == nil, !upload.names.isEmpty {

@@ -45,6 +45,7 @@ extension DaemonConfiguration {
             + "outputs: \(on.isEmpty ? "none" : on.joined(separator: ", "))"
             + (forwarding.isEmpty ? "" : "; \(forwarding.joined(separator: ", "))")
             + (motion.map { "; motion GPIO \($0.chip) line \($0.line)" } ?? "")
+            + (motionIIO.map { "; motion IIO \($0.device)" } ?? "")
             + (coordinates == .wgs84 ? "" : "; coordinates \(coordinates.rawValue)")
     }
 }

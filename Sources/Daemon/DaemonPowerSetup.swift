@@ -32,9 +32,15 @@ extension DaemonSetup {
 }
 
 extension DaemonSetup {
-    /// The motion source a config names (`motion.gpio`), opened here so a line another process holds is refused
-    /// at start; nil without one.
+    /// The motion source a config names (`motion.gpio` or `motion.iio`), opened here so a line another process
+    /// holds, or an accelerometer that is not there, is refused at start; nil without one.
     public static func motion(for configuration: DaemonConfiguration) throws(MotionSourceError) -> MotionSetup? {
+        if let accelerometer = configuration.motionIIO {
+            let source = try IIOAccelerometer(
+                device: accelerometer.device, threshold: accelerometer.threshold,
+                sampleInterval: accelerometer.sampleInterval)
+            return MotionSetup(source: source, debounce: accelerometer.debounce)
+        }
         guard let motion = configuration.motion else { return nil }
         guard let offset = UInt32(exactly: motion.line) else {
             throw MotionSourceError("motion.gpio.line \(motion.line): not a line offset")

@@ -211,7 +211,8 @@ public final class DaemonService {
             "profile \(setup.profile.name), gpsd \(setup.configuration.gpsd.host):\(setup.configuration.gpsd.port)"
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
                 + ", power control \(Self.mechanismName(setup)); outputs: "
-                + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", ")))
+                + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", "))
+                + (setup.motion.map { "; \($0.source)" + ($0.source.sampleInterval.map { ", sampled every \($0) s" } ?? "") } ?? ""))
         run = startRun(setup)
         publish()
         notify(notifier.ready(status: status.systemdStatusLine(now: clock.now)))

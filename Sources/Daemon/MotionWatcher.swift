@@ -24,7 +24,8 @@ public struct MotionSetup: Sendable {
 /// manager's `motionHint()`: the policy decides what it is worth. An ignition line read for its level instead
 /// hands `ignition` its level as the watch starts and each new one that has held `debounce` seconds, the
 /// manager's `ignition(on:)`. The thread sleeps in `poll` on the line's descriptor and a stop pipe, so it costs
-/// nothing while the line is still and ends at once when stopped.
+/// nothing while the line is still and ends at once when stopped; a sampled source (an IIO accelerometer) is
+/// read each time its interval runs out in that `poll`.
 final class MotionWatcher: Sendable {
     private let source: any MotionEdgeSource
     private let debounce: Double
@@ -108,11 +109,14 @@ final class MotionWatcher: Sendable {
             }
             // Without a stop pipe, a slice of a second bounds how late a stop is seen; a settling level is
             // looked at again when it is due, or a quarter second on if the clock is not the real one's pace.
+            // A sampled source (no descriptor: poll skips it) is read each time its interval runs out.
             var timeout: Int32 = stopPipe.descriptor >= 0 ? -1 : 200
             if let at = settledAt {
                 let due = Int32(max(min((at - now()) * 1000, 250), 0).rounded(.up))
                 timeout = timeout < 0 ? due : min(timeout, due)
             }
+            let sampleEvery = source.sampleInterval.map { Int32(max(1, min($0 * 1000, 3_600_000)).rounded()) }
+            if let sampleEvery { timeout = timeout < 0 ? sampleEvery : min(timeout, sampleEvery) }
             let ready = withUnsafeMutableBytes(of: &pollers) { raw in
                 poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, timeout)
             }
@@ -122,8 +126,8 @@ final class MotionWatcher: Sendable {
                 fail(SystemError("poll", source.description, code: errno).description)
                 return
             }
-            // Edges, or an error or hang-up: the read says which.
-            guard pollers.0.revents != 0 else { continue }
+            // Edges, or an error or hang-up: the read says which. A sampled source: a sample is due.
+            guard pollers.0.revents != 0 || (sampleEvery != nil && ready == 0) else { continue }
             do throws(MotionSourceError) {
                 let activations = try source.readActivations()
                 if ignition != nil {

@@ -11,14 +11,22 @@ public struct MotionSourceError: Error, Sendable, Hashable, CustomStringConverti
     public init(_ description: String) { self.description = description }
 }
 
-/// Something that tells of motion by edges on a descriptor: a GPIO line, or a test's stand-in.
+/// Something that tells of motion by edges on a descriptor (a GPIO line, a test's stand-in), or by samples
+/// taken at a pace (an accelerometer read through Linux IIO).
 public protocol MotionEdgeSource: AnyObject, Sendable, CustomStringConvertible {
-    /// Readable while edges wait.
+    /// Readable while edges wait; -1 for a sampled source.
     var descriptor: Int32 { get }
+    /// Seconds between samples for a source with no descriptor: its reader calls `readActivations` at this
+    /// pace. nil (the default) for a source read when its descriptor is readable.
+    var sampleInterval: Double? { get }
     /// Reads the waiting edges and says how many went to the active level (a vibration, the ignition on).
     func readActivations() throws(MotionSourceError) -> Int
     /// Whether the line is at its active level now (the ignition on).
     func readLevel() throws(MotionSourceError) -> Bool
+}
+
+extension MotionEdgeSource {
+    public var sampleInterval: Double? { nil }
 }
 
 /// A motion sensor's or an ignition's line: a vibration switch, an accelerometer's interrupt pin, or the ignition

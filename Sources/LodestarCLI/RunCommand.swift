@@ -38,7 +38,7 @@ enum RunCommand {
                 .success, "stopped by SIGTERM or SIGINT: the receiver in its exit regime, the outputs flushed"),
             .usageError,
             ExitStatusDeclaration(.noInput, "the config file given with --config is missing or cannot be read"),
-            ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) or motion line cannot be used"),
+            ExitStatusDeclaration(.unavailable, "the configured power switch (GPIO line, USB port) or motion source (GPIO line, IIO accelerometer) cannot be used"),
             ExitStatusDeclaration(.cannotCreate, "the state or runtime directory cannot be made or written"),
             ExitStatusDeclaration(
                 .config, "the config or its profile is not valid (or larger than 1 MiB): every problem with its key path"),

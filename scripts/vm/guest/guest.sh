@@ -251,6 +251,7 @@ run_lodestar() {
   run_check check_security
   run_check check_motion_line
   run_check check_motion_line ignition
+  run_check check_motion_accelerometer
   run_check check_gpio_enable_line
 }
 

@@ -320,6 +320,82 @@ check_motion_line() {
   systemctl restart lodestar
 }
 
+# An accelerometer on a real kernel's IIO (`motion.iio`): the kernel's mma7660 driver bound to an i2c-stub chip
+# (a register file the kernel serves as an SMBus device), read through /sys/bus/iio/devices like a real one.
+# Writing the chip's registers from here is what moving the sensor would do: the service, paused with its
+# receiver down on the same parked profile as the motion line's check, wakes it when an axis changes by
+# 2.3 m/s², and not while the registers hold still.
+# stub_set ADDRESS REGISTER VALUE: writes one byte of the i2c-stub chip at ADDRESS on I2C_BUS through i2c-dev's
+# SMBus ioctl (I2C_SLAVE_FORCE: the driver holds the address).
+stub_set() {
+  python3 - "/dev/i2c-$I2C_BUS" "$1" "$2" "$3" <<'PY'
+import ctypes, fcntl, sys
+class Data(ctypes.Union):
+    _fields_ = [("byte", ctypes.c_uint8), ("word", ctypes.c_uint16), ("block", ctypes.c_uint8 * 34)]
+class Args(ctypes.Structure):
+    _fields_ = [("read_write", ctypes.c_uint8), ("command", ctypes.c_uint8), ("size", ctypes.c_uint32),
+                ("data", ctypes.POINTER(Data))]
+path, address, register, value = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3], 0), int(sys.argv[4], 0)
+with open(path, "r+b", buffering=0) as bus:
+    fcntl.ioctl(bus, 0x0706, address)  # I2C_SLAVE_FORCE
+    data = Data()
+    data.byte = value
+    fcntl.ioctl(bus, 0x0720, Args(0, register, 2, ctypes.pointer(data)))  # I2C_SMBUS: write, byte data
+PY
+}
+
+check_motion_accelerometer() {
+  local config=/etc/lodestar/lodestar.json saved name=lodestar-motion-accelerometer out adapter device="" t0 held since_jolt said
+  saved=$(cat "$config")
+  out=$(modprobe i2c-dev 2>&1; modprobe i2c-stub chip_addr=0x4c 2>&1)
+  I2C_BUS=""
+  for adapter in /sys/bus/i2c/devices/i2c-*; do
+    grep -q "SMBus stub" "$adapter/name" 2>/dev/null && I2C_BUS=${adapter##*/i2c-}
+  done
+  if [ -z "$I2C_BUS" ]; then
+    result "$name" fail "no i2c-stub adapter: ${out:0:200}; $(cat /sys/bus/i2c/devices/i2c-*/name 2>&1 | tr '\n' ' ')"
+    return 1
+  fi
+  # Still: x 0, y 0, z 21 counts (1 g at the MMA7660's 21.33 counts a g); then the driver binds and sets its mode.
+  stub_set 0x4c 0x00 0 && stub_set 0x4c 0x01 0 && stub_set 0x4c 0x02 21
+  out=$(echo mma7660 0x4c 2>&1 > "/sys/bus/i2c/devices/i2c-$I2C_BUS/new_device")
+  for _ in $(seq 1 100); do
+    device=$(grep -l '^mma7660$' /sys/bus/iio/devices/iio:device*/name 2>/dev/null | head -n 1)
+    [ -n "$device" ] && break
+    sleep 0.1
+  done
+  if [ -z "$device" ]; then
+    result "$name" fail "no IIO device after binding mma7660 on i2c-$I2C_BUS: ${out:0:200}; $(dmesg | grep -i -E 'mma7660|i2c' | tail -n 3 | tr '\n' ' ')"
+    return 1
+  fi
+  device=${device%/name}
+  log "accelerometer: ${device##*/} (mma7660 on i2c-stub bus $I2C_BUS), raw x y z $(cat "$device/in_accel_x_raw" "$device/in_accel_y_raw" "$device/in_accel_z_raw" | tr '\n' ' ')scale $(cat "$device/in_accel_scale"), $(stat -c '%a' "$device/in_accel_x_raw")"
+  rig_profile rig-parked 3600
+  sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
+  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"iio\": { \"device\": \"mma7660\" }|" "$config"
+  t0=$(date +%s)
+  systemctl restart lodestar
+  if ! wait_for 120 receiver_down; then
+    result "$name" fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+  else
+    sleep 15
+    held=$(receiver_state)
+    t0=$(date +%s)
+    since_jolt=$(now)
+    stub_set 0x4c 0x00 5  # x: 5 counts, 2.3 m/s²
+    if [[ $held =~ ^(standby|backup|off)$ ]] && wait_for 30 receiver_up; then
+      said=$(journal_since "$t0" | grep -m 2 -E 'hint|probe|regime' | cut -c1-160 | tr '\n' ' ')
+      result "$name" pass "down ($held) 15 s with the accelerometer still; woke ($(receiver_state)) $(since "$since_jolt") s after x went to $(cat "$device/in_accel_x_raw") counts on ${device##*/} (mma7660, i2c-stub); started with: $(journal_since "$((t0 - 200))" | grep -m 1 -o 'motion IIO [^;]*' ); journal: $said"
+    else
+      result "$name" fail "held $held before the jolt; $(receiver_state) 30 s after it; x reads $(cat "$device/in_accel_x_raw" 2>&1); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+    fi
+  fi
+  printf '%s\n' "$saved" >"$config"
+  rm -f /etc/lodestar/profiles/rig-parked.json
+  systemctl restart lodestar
+  echo 0x4c > "/sys/bus/i2c/devices/i2c-$I2C_BUS/delete_device" 2>/dev/null || :
+}
+
 # The receiver's supply follows the enable line, as a regulator's EN pin or a MOSFET on it would: while the line
 # is low the rig cuts the emulated receiver's supply, and it restores it when the line goes high (rig.py's
 # `supply`). Called from the waits, so one process talks to the rig at a time.

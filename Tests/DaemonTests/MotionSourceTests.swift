@@ -54,6 +54,16 @@ private final class PipeMotionSource: MotionEdgeSource, @unchecked Sendable {
     func readLevel() throws(MotionSourceError) -> Bool { level.withLock { $0 } }
 }
 
+/// The problems a config's text has, as the reader words them; empty when it reads.
+private func problems(_ text: String) -> [String] {
+    do throws(DaemonConfigurationError) {
+        _ = try DaemonConfigurationReader.parse(Array(text.utf8), file: "test.json")
+        return []
+    } catch {
+        return error.problems.map(\.description)
+    }
+}
+
 /// Waits up to 2 s for `condition`.
 private func eventually(_ condition: () -> Bool) -> Bool {
     let deadline = monotonicSeconds() + 2
@@ -80,14 +90,6 @@ private func eventually(_ condition: () -> Bool) -> Bool {
     }
 
     @Test func aMotionLineThatCannotBeIsNamedByItsKeyPath() {
-        func problems(_ text: String) -> [String] {
-            do throws(DaemonConfigurationError) {
-                _ = try DaemonConfigurationReader.parse(Array(text.utf8), file: "test.json")
-                return []
-            } catch {
-                return error.problems.map(\.description)
-            }
-        }
         #expect(problems(#"{"motion": {"gpio": {"chip": "gpiochip0"}}}"#) == [
             "motion.gpio.line: is missing (allowed: a whole number from 0 to 4095)"
         ])
@@ -251,14 +253,6 @@ private struct FakeIIODevices {
     }
 
     @Test func anAccelerometerThatCannotBeIsNamedByItsKeyPath() {
-        func problems(_ text: String) -> [String] {
-            do throws(DaemonConfigurationError) {
-                _ = try DaemonConfigurationReader.parse(Array(text.utf8), file: "test.json")
-                return []
-            } catch {
-                return error.problems.map(\.description)
-            }
-        }
         #expect(problems(#"{"motion": {"iio": {"threshold": 1}}}"#) == [
             #"motion.iio.device: is missing (allowed: an IIO device such as "iio:device0" or "mpu6050")"#
         ])

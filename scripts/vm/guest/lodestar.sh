@@ -277,6 +277,24 @@ rig_profile() {
 JSON
 }
 
+# park_with_motion NAME MOTION: the parked profile, and `"motion": {MOTION}` in the service's config; restarts
+# the service and waits for the receiver to go down, then holds 15 s. Sets PARKED_AT (the restart, epoch
+# seconds) and HELD (the receiver's state after the 15 s); a receiver not down within 120 s fails NAME (false).
+park_with_motion() {
+  local config=/etc/lodestar/lodestar.json
+  rig_profile rig-parked 3600
+  sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
+  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { $2|" "$config"
+  PARKED_AT=$(date +%s)
+  systemctl restart lodestar
+  if ! wait_for 120 receiver_down; then
+    result "$1" fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$PARKED_AT" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
+    return 1
+  fi
+  sleep 15
+  HELD=$(receiver_state)
+}
+
 check_motion_line() {
   local config=/etc/lodestar/lodestar.json saved chip pull t0 t_start since_edge held name=lodestar-motion-line extra="" said
   if [ "${1:-}" = ignition ]; then
@@ -291,17 +309,9 @@ check_motion_line() {
   chip=$SIM_CHIP
   pull=$SIM_LINE/pull
   log "motion line: /dev/$chip $(stat -c '%G %a' "/dev/$chip"), line 0 $(cat "$SIM_LINE/value")"
-  rig_profile rig-parked 3600
-  sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
-  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"gpio\": { \"chip\": \"$chip\", \"line\": 0$extra }|" "$config"
-  t0=$(date +%s)
-  t_start=$t0
-  systemctl restart lodestar
-  if ! wait_for 120 receiver_down; then
-    result "$name" fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
-  else
-    sleep 15
-    held=$(receiver_state)
+  if park_with_motion "$name" "\"gpio\": { \"chip\": \"$chip\", \"line\": 0$extra }"; then
+    t_start=$PARKED_AT
+    held=$HELD
     t0=$(date +%s)
     since_edge=$(now)
     echo pull-up > "$pull"
@@ -370,22 +380,14 @@ check_motion_accelerometer() {
   fi
   device=${device%/name}
   log "accelerometer: ${device##*/} (mma7660 on i2c-stub bus $I2C_BUS), raw x y z $(cat "$device/in_accel_x_raw" "$device/in_accel_y_raw" "$device/in_accel_z_raw" | tr '\n' ' ')scale $(cat "$device/in_accel_scale"), $(stat -c '%a' "$device/in_accel_x_raw")"
-  rig_profile rig-parked 3600
-  sed -i -E "s/\"profile\": \"[a-z-]+\"/\"profile\": \"rig-parked\"/" "$config"
-  sed -i -E "s|\"powerSwitch\": null|\"powerSwitch\": null }, \"motion\": { \"iio\": { \"device\": \"mma7660\" }|" "$config"
-  t0=$(date +%s)
-  systemctl restart lodestar
-  if ! wait_for 120 receiver_down; then
-    result "$name" fail "the receiver did not go down within 120 s (state $(receiver_state)); config: $(tr -d '\n' <"$config"); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
-  else
-    sleep 15
-    held=$(receiver_state)
+  if park_with_motion "$name" '"iio": { "device": "mma7660" }'; then
+    held=$HELD
     t0=$(date +%s)
     since_jolt=$(now)
     stub_set 0x4c 0x00 5  # x: 5 counts, 2.3 m/s²
     if [[ $held =~ ^(standby|backup|off)$ ]] && wait_for 30 receiver_up; then
       said=$(journal_since "$t0" | grep -m 2 -E 'hint|probe|regime' | cut -c1-160 | tr '\n' ' ')
-      result "$name" pass "down ($held) 15 s with the accelerometer still; woke ($(receiver_state)) $(since "$since_jolt") s after x went to $(cat "$device/in_accel_x_raw") counts on ${device##*/} (mma7660, i2c-stub); started with: $(journal_since "$((t0 - 200))" | grep -m 1 -o 'motion IIO [^;]*' ); journal: $said"
+      result "$name" pass "down ($held) 15 s with the accelerometer still; woke ($(receiver_state)) $(since "$since_jolt") s after x went to $(cat "$device/in_accel_x_raw") counts on ${device##*/} (mma7660, i2c-stub); started with: $(journal_since "$PARKED_AT" | grep -m 1 -o 'motion IIO [^;]*'); journal: $said"
     else
       result "$name" fail "held $held before the jolt; $(receiver_state) 30 s after it; x reads $(cat "$device/in_accel_x_raw" 2>&1); journal: $(journal_since "$t0" | tail -n 8 | cut -c1-200 | tr '\n' ' ')"
     fi

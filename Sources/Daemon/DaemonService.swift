@@ -212,7 +212,7 @@ public final class DaemonService {
                 + (setup.configuration.gpsd.device.map { " device \($0)" } ?? "")
                 + ", power control \(Self.mechanismName(setup)); outputs: "
                 + (outputs.isEmpty ? "none" : outputs.map(\.name).joined(separator: ", "))
-                + (setup.motion.map { "; \($0.source)" + ($0.source.sampleInterval.map { ", sampled every \($0) s" } ?? "") } ?? ""))
+                + Self.motionWords(setup.motion))
         run = startRun(setup)
         publish()
         notify(notifier.ready(status: status.systemdStatusLine(now: clock.now)))
@@ -592,6 +592,13 @@ public final class DaemonService {
     }
 
     // MARK: Set-up
+
+    /// `; motion IIO iio:device0 (mpu6050), sampled every 0.2 s` for the start line; empty without a source.
+    static func motionWords(_ motion: MotionSetup?) -> String {
+        guard let source = motion?.source else { return "" }
+        guard let interval = source.sampleInterval else { return "; \(source)" }
+        return "; \(source), sampled every \(interval) s"
+    }
 
     static func mechanismName(_ setup: DaemonSetup) -> String {
         guard let power = setup.power else { return "none" }

@@ -35,6 +35,22 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         return checked.known
     }
 
+    /// A key that is null or an object: the object's members for the caller to read; nil when `value` is null
+    /// (`target` is then nil) or not an object (reported, saying what `allowed` besides null).
+    mutating func objectOrNull<Target>(
+        _ value: JSONValue, at path: String, _ target: inout Target?, allowed: String
+    ) -> [(key: String, value: JSONValue)]? {
+        if case .null = value {
+            target = nil
+            return nil
+        }
+        guard case .object(let list) = value else {
+            report(path, "is \(value.typeName), not an object (allowed: null for none, or \(allowed))")
+            return nil
+        }
+        return list
+    }
+
     mutating func configuration(_ document: JSONValue) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         read(
@@ -152,14 +168,7 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
         _ value: JSONValue, at path: String, _ target: inout DaemonConfiguration.PowerSwitchSettings?
     ) {
         let types = ["gpio", "usbPort"]
-        if case .null = value {
-            target = nil
-            return
-        }
-        guard case .object(let list) = value else {
-            report(
-                path,
-                "is \(value.typeName), not an object (allowed: null for none, or an object with type gpio or usbPort)")
+        guard let list = objectOrNull(value, at: path, &target, allowed: "an object with type gpio or usbPort") else {
             return
         }
         guard let typeValue = list.first(where: { $0.key == "type" })?.value else {
@@ -187,14 +196,7 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
 
     /// `{"chip": …, "line": …, "activeLow": …, "debounce": …, "ignition": …}`: only `line` is required.
     mutating func motion(_ value: JSONValue, at path: String, _ target: inout DaemonConfiguration.MotionSettings?) {
-        if case .null = value {
-            target = nil
-            return
-        }
-        guard case .object = value else {
-            report(path, "is \(value.typeName), not an object (allowed: null for none, or an object with a line)")
-            return
-        }
+        guard objectOrNull(value, at: path, &target, allowed: "an object with a line") != nil else { return }
         guard let keys = members(value, at: path, keys: ["chip", "line", "activeLow", "debounce", "ignition"]) else { return }
         guard let lineValue = keys["line"] else {
             report(Self.join(path, "line"), "is missing (allowed: \(ConfigurationRanges.gpioLine.allowed))")
@@ -219,14 +221,7 @@ struct DaemonConfigurationWalker: ConfigurationTreeReader {
 
     /// `{"device": …, "threshold": …, "sampleInterval": …, "debounce": …}`: only `device` is required.
     mutating func motionIIO(_ value: JSONValue, at path: String, _ target: inout DaemonConfiguration.IIOMotionSettings?) {
-        if case .null = value {
-            target = nil
-            return
-        }
-        guard case .object = value else {
-            report(path, "is \(value.typeName), not an object (allowed: null for none, or an object with a device)")
-            return
-        }
+        guard objectOrNull(value, at: path, &target, allowed: "an object with a device") != nil else { return }
         guard let keys = members(value, at: path, keys: ["device", "threshold", "sampleInterval", "debounce"]) else {
             return
         }

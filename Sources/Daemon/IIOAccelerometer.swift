@@ -72,26 +72,25 @@ public final class IIOAccelerometer: MotionEdgeSource, @unchecked Sendable {
         let folder = directory.split(separator: "/").last.map(String.init) ?? directory
         let description = "motion IIO \(folder)" + (name.map { " (\($0))" } ?? "")
         var axes: [Axis] = []
+        // A failure closes what was opened before it.
+        func abandon(_ message: String) -> MotionSourceError {
+            for opened in axes { try? opened.raw.close() }
+            return MotionSourceError("\(description): \(message)")
+        }
         for axis in ["x", "y", "z"] {
-            let path = "\(directory)/in_accel_\(axis)_raw"
-            let raw: FileDescriptor
-            do throws(Errno) {
-                raw = try FileDescriptor.open(path, .readOnly)
-            } catch {
-                for opened in axes { try? opened.raw.close() }
-                let why = error.rawValue == ENOENT ? "not an accelerometer's raw channel" : error.description
-                throw MotionSourceError("\(description): cannot open \(path): \(why)")
-            }
             // A scale and offset per axis, or one for all (the ABI allows both).
             let scale = Self.number(directory, "in_accel_\(axis)_scale") ?? Self.number(directory, "in_accel_scale")
             guard let scale, scale > 0 else {
-                try? raw.close()
-                for opened in axes { try? opened.raw.close() }
-                throw MotionSourceError(
-                    "\(description): no in_accel_\(axis)_scale or in_accel_scale with a positive number in \(directory)")
+                throw abandon("no in_accel_\(axis)_scale or in_accel_scale with a positive number in \(directory)")
             }
             let offset = Self.number(directory, "in_accel_\(axis)_offset") ?? Self.number(directory, "in_accel_offset")
-            axes.append(Axis(name: axis, raw: raw, scale: scale, offset: offset ?? 0))
+            let path = "\(directory)/in_accel_\(axis)_raw"
+            do throws(Errno) {
+                axes.append(Axis(name: axis, raw: try FileDescriptor.open(path, .readOnly), scale: scale, offset: offset ?? 0))
+            } catch {
+                throw abandon(
+                    "cannot open \(path): \(error.rawValue == ENOENT ? "not an accelerometer's raw channel" : error.description)")
+            }
         }
         (self.description, self.sampleInterval, self.directory, self.axes, self.now) =
             (description, sampleInterval, directory, axes, now)
@@ -133,8 +132,8 @@ public final class IIOAccelerometer: MotionEdgeSource, @unchecked Sendable {
     /// The acceleration now, m/s² on each axis: (raw + offset) × scale.
     public func readAcceleration() throws(MotionSourceError) -> SIMD3<Double> {
         var values = SIMD3<Double>()
+        var buffer = [UInt8](repeating: 0, count: 32)
         for (index, axis) in axes.enumerated() {
-            var buffer = [UInt8](repeating: 0, count: 32)
             // Each read of a sysfs attribute from offset 0 asks the driver for a fresh value.
             let count = buffer.withUnsafeMutableBytes { pread(axis.raw.rawValue, $0.baseAddress, $0.count, 0) }
             guard count > 0 else {
@@ -170,11 +169,6 @@ public final class IIOAccelerometer: MotionEdgeSource, @unchecked Sendable {
                 + (present.isEmpty
                     ? "none there: is the driver loaded? an I²C accelerometer needs its device-tree overlay"
                     : "there: \(present.joined(separator: ", "))") + ")")
-    }
-
-    private static func isDirectory(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// A sysfs attribute's text, without its newline; nil when it cannot be read.

@@ -278,7 +278,6 @@ struct StationaryDetector: Sendable {
     }
 
     private static func length(_ north: Double, _ east: Double) -> Double { (north * north + east * east).squareRoot() }
-
 }
 
 /// Words for durations and distances in reasons: "5 min", "45 s", "212 m", "1.2 km".

@@ -45,7 +45,7 @@ public final class USBPortPowerSwitch: PowerSwitch {
                 "USB port \(hub) port \(port): not a hub port (a hub is named like 1-1 or 1-1.2, a root hub usb1; ports count from 1)")
         }
         let hubDirectory = sysfs + "/bus/usb/devices/" + hub
-        guard Self.isDirectory(hubDirectory) else {
+        guard isDirectory(hubDirectory) else {
             throw PowerSwitchError(
                 "USB port \(hub) port \(port): no USB hub \(hub) (\(hubDirectory) does not exist; `lsusb -t` shows the hubs)")
         }
@@ -214,10 +214,5 @@ public final class USBPortPowerSwitch: PowerSwitch {
 
     private static func lastComponent(_ path: String) -> String {
         path.split(separator: "/").last.map(String.init) ?? path
-    }
-
-    private static func isDirectory(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 }

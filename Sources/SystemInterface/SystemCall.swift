@@ -116,6 +116,12 @@ public func readWholeFile(
     }
 }
 
+/// Whether `path` is a directory (following links); false when it cannot be looked at.
+public func isDirectory(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+}
+
 /// The names in a directory, without `.` and `..`, in the order the file system gives them; empty when it
 /// cannot be read.
 public func directoryEntries(_ path: String) -> [String] {

@@ -49,6 +49,20 @@ enum EvaluationFormat {
             object.add("trackError", json: error.closed)
         }
         object.add("parking", json: parking(evaluation.parking))
+        var bySpeed: [UInt8] = [UInt8(ascii: "[")]
+        for (index, speedClass) in evaluation.bySpeed.enumerated() {
+            if index > 0 { bySpeed.append(UInt8(ascii: ",")) }
+            var item = JSONObject()
+            item.add("from", number: speedClass.from)
+            item.add("to", number: speedClass.to)
+            item.add("seconds", number: round(speedClass.seconds, 10))
+            item.add("energy", number: round(speedClass.energy, 1000))
+            item.add("oracleEnergy", number: round(speedClass.oracleEnergy, 1000))
+            item.add("ratioToOracle", number: ratio(speedClass.energy, speedClass.oracleEnergy))
+            bySpeed += item.closed
+        }
+        bySpeed.append(UInt8(ascii: "]"))
+        object.add("bySpeed", json: bySpeed)
         var pauses: [UInt8] = [UInt8(ascii: "[")]
         for (index, pause) in evaluation.pauses.enumerated() {
             if index > 0 { pauses.append(UInt8(ascii: ",")) }
@@ -117,6 +131,21 @@ enum EvaluationFormat {
             object.add("departureMetres", json: figures(latency.metres))
         }
         return object.closed
+    }
+
+    /// The line that splits the policy's and the oracle's charge by the true speed.
+    static func bySpeedLine(_ classes: [Evaluation.SpeedClassFigures]) -> String {
+        func speed(_ value: Double) -> String { TextLine.fixed(value, decimals: 0, width: 1) }
+        let parts = classes.filter { $0.seconds > 0 }.map { speedClass in
+            let range =
+                if let to = speedClass.to {
+                    speedClass.from == 0 ? "below \(speed(to)) m/s" : "\(speed(speedClass.from))-\(speed(to)) m/s"
+                } else { "\(speed(speedClass.from)) m/s and over" }
+            return "\(range) \(TextLine.fixed(speedClass.seconds / 60, decimals: 1, width: 1)) min, "
+                + "\(TextLine.fixed(speedClass.energy, decimals: 2, width: 1)) / "
+                + TextLine.fixed(speedClass.oracleEnergy, decimals: 2, width: 1)
+        }
+        return "energy by true speed, profile / oracle mAh: " + parts.joined(separator: "; ")
     }
 
     /// The parked line of the table: nothing when the track has no park.
@@ -277,6 +306,7 @@ enum EvaluationFormat {
         if let system {
             lines.append(systemLine(systemEnergy(evaluation, board: system.board), batteryWh: system.batteryWh))
         }
+        lines.append(bySpeedLine(evaluation.bySpeed))
         if let line = parkingLine(evaluation.parking) { lines.append(line) }
         for pause in evaluation.pauses {
             var text = "pause at \(TextLine.fixed(pause.pausedAt, decimals: 0, width: 1)) s"

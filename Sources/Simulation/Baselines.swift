@@ -40,8 +40,8 @@ public enum Baselines {
     /// last needed fix it is off.
     public static func oracle(_ truth: TrueTrack, bound: Double, model: ReceiverModel) -> Run {
         var run = OracleBaseline(model: model, bound: bound, records: true)
-        for point in truth.points { run.feed(point, stretches: StoppedStretches()) }
-        run.finish(at: truth.last, stretches: StoppedStretches())
+        for point in truth.points { run.feed(point, stretches: SpeedStretches()) }
+        run.finish(at: truth.last, stretches: SpeedStretches())
         return (run.meter.timeline, run.meter.deliveries)
     }
 
@@ -240,7 +240,7 @@ struct OracleBaseline: Sendable {
         meter = RunMeter(model: model, bound: bound, records: records)
     }
 
-    mutating func feed(_ point: (t: Double, location: Location), stretches: StoppedStretches) {
+    mutating func feed(_ point: (t: Double, location: Location), stretches: SpeedStretches) {
         if let lastNeeded {
             if Geodesy.distance(from: lastNeeded.location, to: point.location) > bound {
                 settle(Baselines.cheapestGap(from: lastNeeded.t, to: point.t, model: model), stretches: stretches)
@@ -255,7 +255,7 @@ struct OracleBaseline: Sendable {
         _ = meter.judge(point.location, at: point.t)
     }
 
-    mutating func finish(at t: Double, stretches: StoppedStretches) {
+    mutating func finish(at t: Double, stretches: SpeedStretches) {
         guard let lastNeeded, t > lastNeeded.t else { return }
         let reachable = model.reachableRegimes
         let offCheaper = model.current(in: .off) <= model.current.standby || !reachable.contains(.standby)
@@ -263,10 +263,12 @@ struct OracleBaseline: Sendable {
         settle([ReceiverInterval(start: lastNeeded.t, end: t, state: state)], stretches: stretches)
     }
 
-    private mutating func settle(_ intervals: [ReceiverInterval], stretches: StoppedStretches) {
+    private mutating func settle(_ intervals: [ReceiverInterval], stretches: SpeedStretches) {
         meter.charge(intervals, stopped: false)
-        meter.chargeWhileStopped(
-            EvaluationMath.energyWhileStopped(intervals, model: model, stopped: stretches.list))
+        for speedClass in EvaluationMath.speedClassLimits.indices {
+            let charge = EvaluationMath.energy(intervals, model: model, within: stretches.of(speedClass))
+            meter.charge(charge, speedClass: speedClass)
+        }
         settledUntil = intervals.last?.end ?? settledUntil
     }
 }

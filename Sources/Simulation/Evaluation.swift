@@ -61,6 +61,9 @@ public struct Evaluation: Sendable {
     public var oracle: RunFigures
     /// The policy's energy over the oracle's.
     public var ratioToOracle: Double
+    /// The policy's and the oracle's charge split by the class of the true speed, one entry per
+    /// `EvaluationMath.speedClassLimits`: where the profile spends more than the oracle.
+    public var bySpeed: [SpeedClassFigures]
 
     // What the report draws.
     public var truth: TrueTrack
@@ -68,6 +71,18 @@ public struct Evaluation: Sendable {
     public var deliveries: [(t: Double, location: Location)]
     public var events: [(t: Double, kind: PolicyEventKind, detail: String)]
     public var stalenessPerFix: [Double?]
+
+    /// One class of true speed: from `from` m/s to below `to` (nil: no upper limit).
+    public struct SpeedClassFigures: Sendable, Equatable {
+        public var from: Double
+        public var to: Double?
+        /// Seconds of the true track in the class.
+        public var seconds: Double
+        /// The policy's charge (mAh) drawn there.
+        public var energy: Double
+        /// The oracle's.
+        public var oracleEnergy: Double
+    }
 
     public struct TrackError: Sendable, Equatable {
         public var p50: Double

@@ -27,6 +27,17 @@ public enum EvaluationMath {
     /// Below this true speed (m/s, from one true fix to the next) the device counts as stopped.
     public static let stoppedSpeed = 1.0
 
+    /// The classes of true speed the policy's and the oracle's charge are split by (`Evaluation.bySpeed`), by
+    /// their lower limits in m/s: standing (below `stoppedSpeed`), crawling (to 5 m/s: a walk, a jam, the
+    /// seconds around a stop), moving (to 15 m/s, a town's speed limit), fast. A prediction from the recent
+    /// speed is weakest where a start can multiply it, so this says where a profile loses to the oracle.
+    public static let speedClassLimits = [0, stoppedSpeed, 5, 15]
+
+    /// The class (an index into `speedClassLimits`) of a true speed.
+    public static func speedClass(_ speed: Double) -> Int {
+        speedClassLimits.lastIndex { speed >= $0 } ?? 0
+    }
+
     /// The stretches of `truth` where it stood still: each stretch between two true fixes less than
     /// `stoppedSpeed` apart in speed, joined when they touch (`start` and `end` only).
     public static func stoppedStretches(_ truth: TrueTrack) -> [(start: Double, end: Double)] {
@@ -43,19 +54,19 @@ public enum EvaluationMath {
         return stopped
     }
 
-    /// The charge (mAh) of `timeline` drawn within `stopped` (`stoppedStretches` of the truth).
-    public static func energyWhileStopped(
-        _ timeline: [ReceiverInterval], model: ReceiverModel, stopped: [(start: Double, end: Double)]
+    /// The charge (mAh) of `timeline` drawn within `stretches` (`stoppedStretches` of the truth, its parks).
+    public static func energy(
+        _ timeline: [ReceiverInterval], model: ReceiverModel, within stretches: [(start: Double, end: Double)]
     ) -> Double {
         // Both lists are in time order and each list's intervals are disjoint: one merge pass.
         var overlap: [ReceiverInterval] = []
         var index = 0
         for interval in timeline {
-            while index < stopped.count, stopped[index].end <= interval.start { index += 1 }
+            while index < stretches.count, stretches[index].end <= interval.start { index += 1 }
             var next = index
-            while next < stopped.count, stopped[next].start < interval.end {
-                let start = Swift.max(interval.start, stopped[next].start)
-                let end = Swift.min(interval.end, stopped[next].end)
+            while next < stretches.count, stretches[next].start < interval.end {
+                let start = Swift.max(interval.start, stretches[next].start)
+                let end = Swift.min(interval.end, stretches[next].end)
                 if end > start { overlap.append(ReceiverInterval(start: start, end: end, state: interval.state)) }
                 next += 1
             }

@@ -33,7 +33,10 @@ public final class EvaluationRun {
     private var first: Double?
     private var last = 0.0
     private var trueFixes = 0
-    private var stretches = StoppedStretches()
+    private var stretches = SpeedStretches()
+    /// Seconds of the true track in each class of speed, and the class of its last stretch.
+    private var secondsBySpeed = EvaluationMath.speedClassLimits.map { _ in 0.0 }
+    private var lastSpeedClass: Int?
 
     private var events: [(t: Double, kind: PolicyEventKind, detail: String)] = []
     private var failedAcquisitions = 0
@@ -114,14 +117,20 @@ public final class EvaluationRun {
         last = t
         let point = (t: t, location: location)
         var stopped = false
+        var speedClass: Int?
         if let previous, t > previous.t {
             let speed = Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
             stopped = speed < EvaluationMath.stoppedSpeed
+            let index = EvaluationMath.speedClass(speed)
+            stretches.add(from: previous.t, to: t, speedClass: index)
+            secondsBySpeed[index] += t - previous.t
+            speedClass = index
+            lastSpeedClass = index
         }
-        if let previous { stretches.add(from: previous.t, to: t, stopped: stopped) }
 
         let taken = policyRun.takeTimeline(until: t)
-        policyMeter.charge(taken, stopped: stopped)
+        let charge = policyMeter.charge(taken, stopped: false)
+        if let speedClass { policyMeter.charge(charge, speedClass: speedClass) }
         if keepsDetail { timeline += taken }
         keep(taken)
         // Staleness is scored where the vehicle is: in a park, at its centre, whatever the fix's wander. The
@@ -160,6 +169,16 @@ public final class EvaluationRun {
         previous = point
     }
 
+    private func bySpeed() -> [Evaluation.SpeedClassFigures] {
+        let limits = EvaluationMath.speedClassLimits
+        return limits.indices.map { index in
+            Evaluation.SpeedClassFigures(
+                from: limits[index], to: index + 1 < limits.count ? limits[index + 1] : nil,
+                seconds: secondsBySpeed[index], energy: policyMeter.energyBySpeed[index],
+                oracleEnergy: oracleRun.meter.energyBySpeed[index])
+        }
+    }
+
     private func keep(_ intervals: [ReceiverInterval]) {
         for interval in intervals { policyTimeline.append(joining: interval) }
     }
@@ -168,7 +187,9 @@ public final class EvaluationRun {
         let summary = policyRun.finish { output in take(output) }
         let end = summary.lastT
         let tail = policyRun.takeTimeline(until: end)
-        policyMeter.charge(tail, stopped: false)
+        // After the last true fix there is no speed: the tail counts in the class the track ended in.
+        let tailCharge = policyMeter.charge(tail, stopped: false)
+        if let lastSpeedClass { policyMeter.charge(tailCharge, speedClass: lastSpeedClass) }
         if keepsDetail { timeline += tail }
         keep(tail)
         let firstT = first ?? 0
@@ -194,8 +215,8 @@ public final class EvaluationRun {
         let oracle = figures("oracle", oracleRun.meter)
         let parks = parkFinder.finish()
         let parked = ParkFinder.stretches(parks, end: last)
-        let energyParked = EvaluationMath.energyWhileStopped(policyTimeline, model: model, stopped: parked)
-        let oracleParked = EvaluationMath.energyWhileStopped(oracleRun.meter.timeline, model: model, stopped: parked)
+        let energyParked = EvaluationMath.energy(policyTimeline, model: model, within: parked)
+        let oracleParked = EvaluationMath.energy(oracleRun.meter.timeline, model: model, within: parked)
         let parking = ParkingFigures(
             rule: evaluator.parkRule, parks: parks, parkedSeconds: parked.reduce(0) { $0 + $1.end - $1.start },
             energyParked: energyParked, energyMoving: policy.energy - energyParked, oracleEnergyParked: oracleParked,
@@ -216,6 +237,7 @@ public final class EvaluationRun {
             failedAcquisitions: failedAcquisitions, alwaysOn: alwaysOn,
             interval: interval, stopTimeout: stopFigures, oracle: oracle,
             ratioToOracle: oracle.energy > 0 ? policy.energy / oracle.energy : (policy.energy > 0 ? .infinity : 1),
+            bySpeed: bySpeed(),
             truth: keepsDetail ? truth : TrueTrack(points: []), timeline: keepsDetail ? timeline : summary.timeline,
             deliveries: keepsDetail ? deliveries : [], events: events, stalenessPerFix: keepsDetail ? perFix : [])
     }

@@ -59,6 +59,9 @@ struct RunMeter: Sendable {
     let bound: Double
     private(set) var energy = 0.0
     private(set) var energyWhileStopped = 0.0
+    /// The part of `energy` drawn in each class of true speed (`EvaluationMath.speedClassLimits`), for the
+    /// runs that split it: the policy's and the oracle's.
+    private(set) var energyBySpeed = EvaluationMath.speedClassLimits.map { _ in 0.0 }
     private(set) var downSeconds = 0.0
     private(set) var wakes = 0
     private var lastWasDown: Bool?
@@ -107,8 +110,10 @@ struct RunMeter: Sendable {
     }
 
     /// Charges stretches of the run's timeline, in order; `stopped` when they lie where the truth stood still.
-    mutating func charge(_ intervals: [ReceiverInterval], stopped: Bool) {
-        guard !intervals.isEmpty else { return }
+    /// The charge, mAh.
+    @discardableResult
+    mutating func charge(_ intervals: [ReceiverInterval], stopped: Bool) -> Double {
+        guard !intervals.isEmpty else { return 0 }
         let charge = EvaluationMath.energy(intervals, model: model)
         energy += charge
         if stopped { energyWhileStopped += charge }
@@ -119,10 +124,13 @@ struct RunMeter: Sendable {
             if lastWasDown == true, !isDown { wakes += 1 }
             lastWasDown = isDown
         }
+        return charge
     }
 
-    mutating func chargeWhileStopped(_ charge: Double) {
-        energyWhileStopped += charge
+    /// Charge already counted in `energy`, drawn in `speedClass` of the true track (the first is stopped).
+    mutating func charge(_ charge: Double, speedClass: Int) {
+        energyBySpeed[speedClass] += charge
+        if speedClass == 0 { energyWhileStopped += charge }
     }
 
     func figures(name: String, alwaysOnEnergy: Double, trueFixes: Int, first: Double, last: Double) -> RunFigures {
@@ -138,18 +146,24 @@ struct RunMeter: Sendable {
     }
 }
 
-/// The stretches between true fixes where the truth stood still, joined when they touch, kept only as far
+/// The stretches between true fixes, each with the class of the true speed over it (`SpeedClass`; the first,
+/// standing, is what "stopped" means everywhere), joined when they touch and share a class, kept only as far
 /// back as a run that charges late (the oracle) still needs.
-struct StoppedStretches: Sendable {
-    private(set) var list: [(start: Double, end: Double)] = []
+struct SpeedStretches: Sendable {
+    private(set) var list: [(start: Double, end: Double, speedClass: Int)] = []
 
-    mutating func add(from start: Double, to end: Double, stopped: Bool) {
-        guard stopped, end > start else { return }
-        if let last = list.last, last.end == start {
+    mutating func add(from start: Double, to end: Double, speedClass: Int) {
+        guard end > start else { return }
+        if let last = list.last, last.end == start, last.speedClass == speedClass {
             list[list.count - 1].end = end
         } else {
-            list.append((start, end))
+            list.append((start, end, speedClass))
         }
+    }
+
+    /// The stretches of one class, `start` and `end` only.
+    func of(_ speedClass: Int) -> [(start: Double, end: Double)] {
+        list.filter { $0.speedClass == speedClass }.map { (start: $0.start, end: $0.end) }
     }
 
     mutating func forget(before t: Double) {

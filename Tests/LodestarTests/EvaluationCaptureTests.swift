@@ -24,6 +24,16 @@ import Testing
             }
             // The interval baseline, when there is one, meets the bound at p95 as its definition says.
             if let interval = evaluation.interval { #expect(interval.figures.staleness.p95 <= profile.stalenessBound) }
+            // The split by true speed accounts for all of the profile's and the oracle's charge and all of the
+            // track's time, and its first class is the stopped charge.
+            let classes = evaluation.bySpeed
+            let context = "\(capture) \(profile.name)"
+            #expect(classes.count == EvaluationMath.speedClassLimits.count, "\(context)")
+            #expect(abs(classes.reduce(0) { $0 + $1.energy } - evaluation.policy.energy) < 1e-9, "\(context)")
+            #expect(abs(classes.reduce(0) { $0 + $1.oracleEnergy } - oracle.energy) < 1e-9, "\(context)")
+            #expect(abs(classes.reduce(0) { $0 + $1.seconds } - evaluation.duration) < 1e-6, "\(context)")
+            #expect(abs((classes.first?.energy ?? 0) - evaluation.policy.energyWhileStopped) < 1e-9, "\(context)")
+            #expect(abs((classes.first?.oracleEnergy ?? 0) - oracle.energyWhileStopped) < 1e-9, "\(context)")
         }
     }
 }

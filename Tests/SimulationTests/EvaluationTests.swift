@@ -94,13 +94,19 @@ private let roundModel = ReceiverModel(
         // Stopped 60–120 s: 30 mA × 30 s + 40 mA × 10 s + 5 mA × 20 s = 1400 mA·s.
         let stretches = EvaluationMath.stoppedStretches(drive)
         #expect(stretches.map(\.start) == [60] && stretches.map(\.end) == [120])
-        let stopped = EvaluationMath.energyWhileStopped(timeline, model: roundModel, stopped: stretches) * 3600
+        let stopped = EvaluationMath.energy(timeline, model: roundModel, within: stretches) * 3600
         #expect(abs(stopped - 1400) < 1e-6)
         // Never stopped: none of it.
         let line = track(seconds: 180) { Double($0) * 10 }
         let none = EvaluationMath.stoppedStretches(line)
         #expect(none.isEmpty)
-        #expect(EvaluationMath.energyWhileStopped(timeline, model: roundModel, stopped: none) == 0)
+        #expect(EvaluationMath.energy(timeline, model: roundModel, within: none) == 0)
+    }
+
+    @Test func aTrueSpeedFallsInTheClassItReaches() {
+        #expect(EvaluationMath.speedClassLimits == [0, 1, 5, 15])
+        let classes = [0, 0.99, 1, 4.99, 5, 14.99, 15, 70].map(EvaluationMath.speedClass)
+        #expect(classes == [0, 0, 1, 1, 2, 2, 3, 3])
     }
 
     @Test func trackErrorIsTheDistanceToTheDeliveredPolyline() {

@@ -3,7 +3,8 @@
 # drive, parked N hours on the Netherlands static recording, the Reno drive, parked M hours on the GPS 15H's,
 # the Regensburg drive), evaluated for each profile: one line each with the day's energy against the oracle,
 # parked and moving apart, wakes per parked hour, how long and how far the car went before each departure was
-# seen (p50/p95/max over the parks, the Reno drive's own stands included), and staleness. A drive after a park
+# seen (p50/p95/max over the parks, the Reno drive's own stands included), staleness, and the charge by
+# true speed (under 1, 1-5, 5-15, 15 m/s and over) against the oracle's. A drive after a park
 # leaves from rest (DayTimeline.startAcceleration) when its recording starts at speed, as Reno's does.
 #   bench/day.sh [--parks N,M]... [--drive RECORDING]... [-p PROFILE]... [--probe FIRST:LONGEST[:GROWTH]]...
 #                [--sensor L:M:F | --sensor ignition:L:OFF | --sensor ignition-level:L:OFF]... [--receiver MODEL]...

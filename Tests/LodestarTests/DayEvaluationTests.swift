@@ -81,7 +81,12 @@ import Testing
             + "\(String(format: "%.1f", parking.wakesPerParkedHour)) wakes per parked hour; departure seen after "
             + "p50/p95/max \(figures(latency?.seconds)) s, \(figures(latency?.metres)) m, "
             + "\(parking.unseenDepartures) unseen; staleness p95 \(String(format: "%.0f", evaluation.policy.staleness.p95)) m, "
-            + "max \(String(format: "%.0f", evaluation.policy.staleness.max)) m (bound \(Int(evaluation.bound)) m)"
+            + "max \(String(format: "%.0f", evaluation.policy.staleness.max)) m (bound \(Int(evaluation.bound)) m); "
+            + "by true speed, mAh against the oracle's: "
+            + evaluation.bySpeed.map { speedClass in
+                let range = speedClass.to.map { "\(Int(speedClass.from))-\(Int($0))" } ?? "\(Int(speedClass.from))+"
+                return "\(range) m/s \(String(format: "%.2f", speedClass.energy))/\(String(format: "%.2f", speedClass.oracleEnergy))"
+            }.joined(separator: ", ")
     }
 
     /// The parks are found despite the stationary recordings' wander: the two parks of the day, each about as

@@ -132,7 +132,9 @@ enum EvaluationReport {
             text += "<li>Track error (batching): p50 \(number(trackError.p50, decimals: 1)) m, p95 "
             text += "\(number(trackError.p95, decimals: 1)) m, max \(number(trackError.max, decimals: 1)) m</li>\n"
         }
-        // The same sentences as the table's: parks, and the whole system beside the receiver.
+        // The same sentences as the table's: the split by true speed, parks, and the whole system beside the
+        // receiver.
+        text += "<li>\(escape(EvaluationFormat.bySpeedLine(evaluation.bySpeed)))</li>\n"
         if let parking = EvaluationFormat.parkingLine(evaluation.parking) { text += "<li>\(escape(parking))</li>\n" }
         if let system {
             let energy = EvaluationFormat.systemEnergy(evaluation, board: system.board)

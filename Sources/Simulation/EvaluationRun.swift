@@ -116,17 +116,17 @@ public final class EvaluationRun {
         if first == nil { first = t }
         last = t
         let point = (t: t, location: location)
-        var stopped = false
         var speedClass: Int?
         if let previous, t > previous.t {
-            let speed = Geodesy.distance(from: previous.location, to: location) / (t - previous.t)
-            stopped = speed < EvaluationMath.stoppedSpeed
-            let index = EvaluationMath.speedClass(speed)
+            let index = EvaluationMath.speedClass(
+                Geodesy.distance(from: previous.location, to: location) / (t - previous.t))
             stretches.add(from: previous.t, to: t, speedClass: index)
             secondsBySpeed[index] += t - previous.t
             speedClass = index
             lastSpeedClass = index
         }
+        // The first class is under `stoppedSpeed`.
+        let stopped = speedClass == 0
 
         let taken = policyRun.takeTimeline(until: t)
         let charge = policyMeter.charge(taken, stopped: false)

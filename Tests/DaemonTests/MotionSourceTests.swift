@@ -74,6 +74,15 @@ private func eventually(_ condition: () -> Bool) -> Bool {
     return true
 }
 
+/// Stops `watcher` and expects it to end within a second of being asked, with no failure reported.
+private func expectStopsWithinASecond(_ watcher: MotionWatcher, sourceLocation: SourceLocation = #_sourceLocation) {
+    let asked = monotonicSeconds()
+    watcher.stop()
+    #expect(!watcher.isWatching, sourceLocation: sourceLocation)
+    #expect(monotonicSeconds() - asked < 1, sourceLocation: sourceLocation)
+    #expect(watcher.newFailure() == nil, sourceLocation: sourceLocation)
+}
+
 @Suite struct MotionSourceTests {
     @Test func theConfigReadsAMotionLineAndWritesItBack() throws {
         let text = #"{"motion": {"gpio": {"chip": "gpiochip1", "line": 27, "activeLow": true, "debounce": 0.5, "ignition": true}}}"#
@@ -168,11 +177,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         clock.withLock { $0 = 101.5 }
         source.edges(2)
         #expect(eventually { hints.load(ordering: .relaxed) == 2 })
-        let asked = monotonicSeconds()
-        watcher.stop()
-        #expect(!watcher.isWatching)
-        #expect(monotonicSeconds() - asked < 1)
-        #expect(watcher.newFailure() == nil)
+        expectStopsWithinASecond(watcher)
     }
 
     @Test func edgesAwayFromTheActiveLevelAreNoHints() throws {
@@ -392,11 +397,7 @@ private struct FakeIIODevices {
         #expect(hints.load(ordering: .relaxed) == 0, "still")
         try fake.set(folder, (4000, 0, 16384))  // 2.4 m/s² along x
         #expect(eventually { hints.load(ordering: .relaxed) >= 1 })
-        let asked = monotonicSeconds()
-        watcher.stop()
-        #expect(!watcher.isWatching)
-        #expect(monotonicSeconds() - asked < 1)
-        #expect(watcher.newFailure() == nil)
+        expectStopsWithinASecond(watcher)
     }
 
     /// A failed sample now and then is no motion and no failure; `failuresTolerated` in a row end the watch,
